@@ -1,0 +1,379 @@
+//! `Arch`: every hardware parameter of the accelerator, in one typed, validated value.
+//!
+//! Contract: the RTL generator, the cycle model, the compiler and the testbench all read the same
+//! `Arch`; none of them keeps a copy of a parameter of its own. Derived quantities (tile height,
+//! index widths, chunk size) are computed here, once. An `Arch` is only handed out after
+//! [`Arch::validate`] has passed, so consumers may rely on every invariant listed there.
+//!
+//! The file is organised as one section per hardware unit (`core`, `memory`, `sram`), so that
+//! later units (the EdgeXpert expert-coalescing unit) add a section instead of new loose fields.
+//! Artifacts record [`Arch::hash`], a stable digest of the canonical JSON form, and refuse an
+//! `Arch` whose hash differs.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fmt;
+use std::path::Path;
+
+/// The numeric datapath of the Sparse SIMT core.
+///
+/// Kept as a parameter (not an assumption spread through the code) because the EdgeXpert half
+/// computes at A8W4 (INT8 activations, INT4 weights, INT32 accumulation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Datapath {
+    /// FP16 weights x FP16 activations, exact FP32 products, FP32 round-to-nearest-even sums.
+    Fp16Fp32,
+}
+
+/// Parameters of the Sparse SIMT core (decoder, multipliers, register-file accumulators).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoreParams {
+    /// Accumulator lanes L. Row r of a tile lives in lane `r % L`, register `r / L`.
+    pub lanes: u32,
+    /// RLC entries each lane decodes per chunk E; a chunk is `L * E` entries.
+    pub entries_per_lane: u32,
+    /// Accumulator registers per lane R; a tile (row panel) holds `L * R` rows.
+    pub acc_regs_per_lane: u32,
+    /// Accumulate write ports per lane P: adds one lane can retire per cycle.
+    pub acc_write_ports: u32,
+    /// Depth of each lane's product queue, which absorbs imbalance between lanes.
+    pub lane_queue_depth: u32,
+    /// Depth of the queue of active columns (k, x_k) between the activation scan and the fetch.
+    pub activation_queue_depth: u32,
+}
+
+/// Parameters of the memory system every loading or storing block shares.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryParams {
+    /// What the numbers model, for reports (e.g. "LPDDR5-6400 x64").
+    pub technology: String,
+    /// Sustained bytes delivered per core clock cycle.
+    pub bytes_per_cycle: u32,
+    /// Cycles from issuing a request to its first byte.
+    pub latency_cycles: u32,
+    /// Requests in flight at once.
+    pub max_outstanding: u32,
+    /// Bytes per request (the burst the fetch units issue).
+    pub request_bytes: u32,
+}
+
+/// On-chip SRAM sizes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SramParams {
+    /// Activation buffer: holds the FP16 input vector x of one job.
+    pub activation_bytes: u32,
+    /// Column-pointer buffer: holds prefetched column pointers.
+    pub colptr_bytes: u32,
+}
+
+/// Every hardware parameter of one lacuna configuration.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Arch {
+    /// Preset or user name; part of the hash.
+    pub name: String,
+    /// Core clock in MHz.
+    pub clock_mhz: u32,
+    /// Numeric datapath.
+    pub datapath: Datapath,
+    /// The Sparse SIMT core.
+    pub core: CoreParams,
+    /// The shared memory system.
+    pub memory: MemoryParams,
+    /// On-chip buffers.
+    pub sram: SramParams,
+}
+
+/// A stable digest of an [`Arch`]: the first 16 hex digits of SHA-256 over its canonical JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ArchHash(pub u64);
+
+impl fmt::Display for ArchHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+/// Why an `Arch` was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchError {
+    /// A parameter is out of range; the message names it and its value.
+    #[error("invalid arch `{arch}`: {message}")]
+    Invalid {
+        /// The arch's name.
+        arch: String,
+        /// What is wrong, e.g. "core.lanes must be a power of two, got 6".
+        message: String,
+    },
+    /// The TOML text did not parse or had unknown or missing fields.
+    #[error("cannot parse arch file {path}: {source}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// The parser's message.
+        source: toml::de::Error,
+    },
+    /// The file could not be read.
+    #[error("cannot read arch file {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Neither a preset name nor an existing file.
+    #[error("unknown arch `{0}`: expected a preset ({presets}) or a .toml file", presets = PRESET_NAMES.join(", "))]
+    Unknown(String),
+}
+
+/// Names of the built-in presets; the first is the default.
+pub const PRESET_NAMES: [&str; 2] = ["edge", "tiny"];
+
+const EDGE_TOML: &str = include_str!("../presets/edge.toml");
+const TINY_TOML: &str = include_str!("../presets/tiny.toml");
+
+impl Default for Arch {
+    fn default() -> Self {
+        Arch::preset("edge").expect("the edge preset is valid (tested)")
+    }
+}
+
+impl Arch {
+    /// A built-in preset by name (`edge`, the default, or `tiny`, small enough for RTL tests).
+    pub fn preset(name: &str) -> Result<Arch, ArchError> {
+        let text = match name {
+            "edge" => EDGE_TOML,
+            "tiny" => TINY_TOML,
+            _ => return Err(ArchError::Unknown(name.to_string())),
+        };
+        Arch::from_toml_str(text, &format!("<preset {name}>"))
+    }
+
+    /// A preset name or the path of a TOML file.
+    pub fn load(name_or_path: &str) -> Result<Arch, ArchError> {
+        if PRESET_NAMES.contains(&name_or_path) {
+            return Arch::preset(name_or_path);
+        }
+        let path = Path::new(name_or_path);
+        if !path.exists() {
+            return Err(ArchError::Unknown(name_or_path.to_string()));
+        }
+        let text = std::fs::read_to_string(path).map_err(|source| ArchError::Io {
+            path: name_or_path.to_string(),
+            source,
+        })?;
+        Arch::from_toml_str(&text, name_or_path)
+    }
+
+    /// Parses and validates TOML text; `origin` names it in errors.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Arch, ArchError> {
+        let arch: Arch = toml::from_str(text).map_err(|source| ArchError::Parse {
+            path: origin.to_string(),
+            source,
+        })?;
+        arch.validate()?;
+        Ok(arch)
+    }
+
+    /// The TOML form, which [`Arch::from_toml_str`] reads back to an equal value.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("Arch has only TOML-representable fields")
+    }
+
+    /// Checks every invariant consumers rely on.
+    pub fn validate(&self) -> Result<(), ArchError> {
+        let bad = |message: String| {
+            Err(ArchError::Invalid {
+                arch: self.name.clone(),
+                message,
+            })
+        };
+        let pow2 = |field: &str, v: u32, max: u32| -> Option<String> {
+            if v == 0 || !v.is_power_of_two() {
+                Some(format!("{field} must be a power of two, got {v}"))
+            } else if v > max {
+                Some(format!("{field} must be at most {max}, got {v}"))
+            } else {
+                None
+            }
+        };
+        let c = &self.core;
+        let m = &self.memory;
+        let checks = [
+            pow2("core.lanes", c.lanes, 256),
+            // A chunk is fetched as whole 16-byte (8-entry) value words; E must tile them.
+            pow2("core.entries_per_lane", c.entries_per_lane, 8),
+            pow2("core.acc_regs_per_lane", c.acc_regs_per_lane, 4096),
+            pow2("memory.request_bytes", m.request_bytes, 4096),
+        ];
+        if let Some(message) = checks.into_iter().flatten().next() {
+            return bad(message);
+        }
+        if self.name.is_empty() {
+            return bad("name must not be empty".into());
+        }
+        if !(1..=10_000).contains(&self.clock_mhz) {
+            return bad(format!("clock_mhz must be in 1..=10000, got {}", self.clock_mhz));
+        }
+        if c.acc_write_ports == 0 || c.acc_write_ports > c.entries_per_lane * c.lanes {
+            return bad(format!(
+                "core.acc_write_ports must be in 1..=lanes*entries_per_lane ({}), got {}",
+                c.entries_per_lane * c.lanes,
+                c.acc_write_ports
+            ));
+        }
+        if c.lane_queue_depth < 2 {
+            return bad(format!("core.lane_queue_depth must be at least 2, got {}", c.lane_queue_depth));
+        }
+        if c.activation_queue_depth < 2 {
+            return bad(format!(
+                "core.activation_queue_depth must be at least 2, got {}",
+                c.activation_queue_depth
+            ));
+        }
+        if self.tile_rows() > 1 << 20 {
+            return bad(format!(
+                "core.lanes * core.acc_regs_per_lane (tile rows) must be at most {}, got {}",
+                1 << 20,
+                self.tile_rows()
+            ));
+        }
+        if m.bytes_per_cycle == 0 {
+            return bad("memory.bytes_per_cycle must be at least 1, got 0".into());
+        }
+        if m.max_outstanding == 0 {
+            return bad("memory.max_outstanding must be at least 1, got 0".into());
+        }
+        if m.request_bytes < 16 {
+            return bad(format!(
+                "memory.request_bytes must be at least 16 (one 8-entry value word), got {}",
+                m.request_bytes
+            ));
+        }
+        if self.sram.activation_bytes < 2 {
+            return bad(format!(
+                "sram.activation_bytes must hold at least one FP16 value, got {}",
+                self.sram.activation_bytes
+            ));
+        }
+        if self.sram.colptr_bytes < 8 {
+            return bad(format!(
+                "sram.colptr_bytes must hold at least two 32-bit pointers, got {}",
+                self.sram.colptr_bytes
+            ));
+        }
+        Ok(())
+    }
+
+    /// Rows in one tile (row panel): `lanes * acc_regs_per_lane`.
+    pub fn tile_rows(&self) -> u32 {
+        self.core.lanes * self.core.acc_regs_per_lane
+    }
+
+    /// Entries in one decoder chunk: `lanes * entries_per_lane`.
+    pub fn chunk_entries(&self) -> u32 {
+        self.core.lanes * self.core.entries_per_lane
+    }
+
+    /// The largest K (columns) whose FP16 activations fit in the activation buffer.
+    pub fn max_cols(&self) -> u32 {
+        self.sram.activation_bytes / 2
+    }
+
+    /// Bits of a row index within a tile.
+    pub fn row_index_bits(&self) -> u32 {
+        self.tile_rows().trailing_zeros()
+    }
+
+    /// Bits selecting a lane.
+    pub fn lane_bits(&self) -> u32 {
+        self.core.lanes.trailing_zeros()
+    }
+
+    /// Bits selecting an accumulator register within a lane.
+    pub fn reg_bits(&self) -> u32 {
+        self.core.acc_regs_per_lane.trailing_zeros()
+    }
+
+    /// Peak DRAM bandwidth in GB/s at the arch clock.
+    pub fn memory_gbps(&self) -> f64 {
+        self.memory.bytes_per_cycle as f64 * self.clock_mhz as f64 / 1000.0
+    }
+
+    /// The stable hash of this arch (SHA-256 over the canonical JSON form, first 64 bits).
+    pub fn hash(&self) -> ArchHash {
+        let json = serde_json::to_vec(self).expect("Arch serializes to JSON");
+        let digest = Sha256::digest(&json);
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&digest[..8]);
+        ArchHash(u64::from_be_bytes(first))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_is_valid_and_round_trips_through_toml() {
+        for name in PRESET_NAMES {
+            let arch = Arch::preset(name).unwrap();
+            assert_eq!(arch.name, name);
+            let back = Arch::from_toml_str(&arch.to_toml(), "round trip").unwrap();
+            assert_eq!(back, arch);
+            assert_eq!(back.hash(), arch.hash());
+        }
+    }
+
+    #[test]
+    fn the_edge_preset_is_800_mhz_with_lpddr5_6400_x64() {
+        let arch = Arch::default();
+        assert_eq!(arch.name, "edge");
+        assert_eq!(arch.clock_mhz, 800);
+        // LPDDR5-6400 on a 64-bit bus is 51.2 GB/s.
+        assert!((arch.memory_gbps() - 51.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn presets_hash_differently_and_a_changed_parameter_changes_the_hash() {
+        let edge = Arch::preset("edge").unwrap();
+        let tiny = Arch::preset("tiny").unwrap();
+        assert_ne!(edge.hash(), tiny.hash());
+        let mut wider = edge.clone();
+        wider.core.lanes *= 2;
+        assert_ne!(wider.hash(), edge.hash());
+    }
+
+    #[test]
+    fn a_lane_count_that_is_not_a_power_of_two_is_refused_with_its_value() {
+        let mut arch = Arch::default();
+        arch.core.lanes = 6;
+        let err = arch.validate().unwrap_err().to_string();
+        assert!(err.contains("core.lanes must be a power of two, got 6"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_field_is_refused() {
+        let text = Arch::default().to_toml().replace("[core]", "[core]\nbogus = 3");
+        let err = Arch::from_toml_str(&text, "t").unwrap_err().to_string();
+        assert!(err.contains("bogus"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_preset_names_the_known_ones() {
+        let err = Arch::load("huge").unwrap_err().to_string();
+        assert!(err.contains("edge, tiny"), "{err}");
+    }
+
+    #[test]
+    fn derived_widths_follow_the_parameters() {
+        let arch = Arch::preset("tiny").unwrap();
+        assert_eq!(arch.tile_rows(), arch.core.lanes * arch.core.acc_regs_per_lane);
+        assert_eq!(1u32 << arch.row_index_bits(), arch.tile_rows());
+        assert_eq!(arch.lane_bits() + arch.reg_bits(), arch.row_index_bits());
+    }
+}

@@ -1,0 +1,22 @@
+//! # lacuna-spec: the one spec of lacuna
+//!
+//! Everything the RTL, the cycle model, the compiler and the testbench must agree on lives here and
+//! only here:
+//! - [`arch`]: the hardware parameters ([`Arch`]), presets, validation and the stable hash;
+//! - [`rlc`]: the RLC-CSC sparse format, bit for bit, with its encoder, decoder and row panels;
+//! - [`rlc_file`]: the `.rlc` on-disk format and its validating reader;
+//! - [`numerics`]: the FP16 x FP16 -> FP32 datapath rules and the activation filter;
+//! - [`dense`]: the dense FP16 matrix the formats encode.
+#![warn(missing_docs)]
+
+pub mod arch;
+pub mod dense;
+pub mod numerics;
+pub mod rlc;
+pub mod rlc_file;
+
+pub use arch::{Arch, ArchError, ArchHash, Datapath};
+pub use dense::DenseMatrix;
+pub use numerics::{ActivationFilter, Activations};
+pub use rlc::{Entry, RlcCsc, RlcError, RlcMatrix, StorageStats};
+pub use rlc_file::{read_rlc, read_rlc_file, write_rlc, write_rlc_file, RlcFileError};
