@@ -1,1 +1,44 @@
-fn main(){}
+//! `lacuna`: the command-line tool of the lacuna sparse LLM accelerator.
+//!
+//! Every subcommand prints a table for people and, with `--json`, JSON for machines. A user's
+//! mistake (a missing file, a malformed input) ends with one `error: ...` line on stderr and a
+//! non-zero exit status, never a backtrace.
+
+mod cmd;
+mod table;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "lacuna", version, about = "lacuna: a dual-sparse and MoE LLM inference accelerator (spec, golden references, cycle model, RTL, compiler)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Encode a dense weight matrix (.npy or .safetensors) as RLC-CSC (.rlc).
+    Encode(cmd::encode::Args),
+    /// Describe and validate an .rlc file: shape, entries, padding, bytes against other formats.
+    Inspect(cmd::inspect::Args),
+    /// Run the golden and CPU spMspV kernels on the Celty workloads, checked against dense.
+    Spmspv(cmd::spmspv::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Encode(a) => cmd::encode::run(a),
+        Command::Inspect(a) => cmd::inspect::run(a),
+        Command::Spmspv(a) => cmd::spmspv::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,1 +1,15 @@
+//! # lacuna-compiler: from weights to what the hardware runs
+//!
+//! So far: reading dense weight matrices from `.npy` and `.safetensors` files ([`input`]),
+//! exact magnitude pruning of weights and activations ([`prune`]), parallel RLC-CSC encoding in
+//! row panels ([`encode`]), and the synthetic workloads of the Celty paper ([`workload`]).
+#![warn(missing_docs)]
 
+pub mod encode;
+pub mod input;
+pub mod prune;
+pub mod workload;
+
+pub use encode::encode_parallel;
+pub use input::{load_dense, InputError};
+pub use workload::{Shape, SyntheticWorkload, PAPER_SHAPES};

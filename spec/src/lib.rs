@@ -18,5 +18,5 @@ pub mod rlc_file;
 pub use arch::{Arch, ArchError, ArchHash, Datapath};
 pub use dense::DenseMatrix;
 pub use numerics::{ActivationFilter, Activations};
-pub use rlc::{Entry, RlcCsc, RlcError, RlcMatrix, StorageStats};
+pub use rlc::{Entry, JobBytes, RlcCsc, RlcError, RlcMatrix, StorageStats};
 pub use rlc_file::{read_rlc, read_rlc_file, write_rlc, write_rlc_file, RlcFileError};

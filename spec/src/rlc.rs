@@ -438,6 +438,28 @@ pub struct RlcMatrix {
     panels: Vec<RlcCsc>,
 }
 
+/// The bytes one spMspV job must load, by kind (see [`RlcMatrix::job_bytes`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct JobBytes {
+    /// Stored entries of the active columns.
+    pub entries: u64,
+    /// FP16 values.
+    pub values: u64,
+    /// 4-bit run lengths.
+    pub runs: u64,
+    /// Column pointers.
+    pub colptr: u64,
+    /// The activation vector.
+    pub activations: u64,
+}
+
+impl JobBytes {
+    /// All bytes.
+    pub fn total(&self) -> u64 {
+        self.values + self.runs + self.colptr + self.activations
+    }
+}
+
 /// Per-matrix storage figures, for `inspect` and reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct StorageStats {
@@ -530,6 +552,27 @@ impl RlcMatrix {
             panel.decode_into(&mut dense, self.panel_start(p));
         }
         dense
+    }
+
+    /// The bytes a spMspV job must load: for every panel and every active column its two column
+    /// pointers and its stored entries (2 bytes of value and half a byte of run each), plus the
+    /// K FP16 activations once. Columns whose activation fails `filter` cost nothing. This is
+    /// the ideal traffic, without the alignment of real loads: the byte-roofline denominator.
+    pub fn job_bytes(&self, x: &[f16], filter: crate::ActivationFilter) -> JobBytes {
+        let mut b = JobBytes { activations: x.len() as u64 * 2, ..JobBytes::default() };
+        for panel in &self.panels {
+            for (k, &xk) in x.iter().enumerate().take(self.cols as usize) {
+                if filter.is_active(xk) {
+                    let n = panel.column_range(k).len() as u64;
+                    b.entries += n;
+                    b.values += n * 2;
+                    b.runs += n; // in nibbles; halved below
+                    b.colptr += 2 * COLPTR_BYTES;
+                }
+            }
+        }
+        b.runs = b.runs.div_ceil(2);
+        b
     }
 
     /// Storage figures against dense FP16, CSC with 16-bit indices and a bitmap format.

@@ -1,0 +1,193 @@
+//! Dense weight matrices from `.npy` and `.safetensors` files.
+//!
+//! A weight matrix is a 2-D array of shape (M, K) = (outputs, inputs), the layout of a PyTorch
+//! `nn.Linear.weight`. Accepted element types: FP16, FP32 and FP64 (`.npy`); F16, BF16 and F32
+//! (`.safetensors`). Wider types are rounded to FP16 (round to nearest even); a value that
+//! overflows FP16 (|v| > 65504 after rounding), or is NaN or infinite, is refused with its
+//! position, never silently saturated. Fortran-ordered `.npy` arrays are transposed on read.
+//!
+//! Crates: `npyz` reads NumPy files (all dtypes and byte orders, C and Fortran order) and
+//! `safetensors` is Hugging Face's own reader; both validate their headers.
+
+use half::{bf16, f16};
+use lacuna_spec::DenseMatrix;
+use std::path::Path;
+
+/// Why a weight file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The file is not a valid file of its kind.
+    #[error("{path}: not a valid {kind} file: {message}")]
+    Malformed {
+        /// The file.
+        path: String,
+        /// npy or safetensors.
+        kind: &'static str,
+        /// The parser's message.
+        message: String,
+    },
+    /// The extension is neither `.npy` nor `.safetensors`.
+    #[error("{0}: unsupported weight file (expected .npy or .safetensors)")]
+    UnknownKind(String),
+    /// The array is not 2-D.
+    #[error("{path}: a weight matrix must be 2-D (M outputs x K inputs), got shape {shape:?}")]
+    NotAMatrix {
+        /// The file.
+        path: String,
+        /// The array's shape.
+        shape: Vec<u64>,
+    },
+    /// The element type is not supported.
+    #[error("{path}: element type {dtype} is not supported (expected FP16, BF16, FP32 or FP64)")]
+    UnsupportedType {
+        /// The file.
+        path: String,
+        /// The type as the file names it.
+        dtype: String,
+    },
+    /// A value cannot be held in FP16.
+    #[error("{path}: value {value} at row {row}, column {col} {why}")]
+    BadValue {
+        /// The file.
+        path: String,
+        /// Row.
+        row: usize,
+        /// Column.
+        col: usize,
+        /// The value.
+        value: f64,
+        /// "is not finite" or "overflows FP16 (largest 65504)".
+        why: &'static str,
+    },
+    /// `--tensor` is missing or names nothing.
+    #[error("{path}: {message}")]
+    Tensor {
+        /// The file.
+        path: String,
+        /// What is wrong, with the available names.
+        message: String,
+    },
+}
+
+/// Loads a dense weight matrix; `tensor` names the tensor inside a `.safetensors` file.
+pub fn load_dense(path: &Path, tensor: Option<&str>) -> Result<DenseMatrix, InputError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| InputError::Io { path: name.clone(), source })?;
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("npy") => {
+            if tensor.is_some() {
+                return Err(InputError::Tensor { path: name, message: "--tensor applies to .safetensors files only".into() });
+            }
+            load_npy(&bytes, &name)
+        }
+        Some("safetensors") => load_safetensors(&bytes, &name, tensor),
+        _ => Err(InputError::UnknownKind(name)),
+    }
+}
+
+fn to_fp16(values: impl Iterator<Item = f64>, rows: usize, cols: usize, path: &str) -> Result<DenseMatrix, InputError> {
+    let mut data = Vec::with_capacity(rows * cols);
+    for (i, v) in values.enumerate() {
+        let h = f16::from_f64(v);
+        if !v.is_finite() || !h.is_finite() {
+            let why = if v.is_finite() { "overflows FP16 (largest 65504)" } else { "is not finite" };
+            return Err(InputError::BadValue { path: path.into(), row: i / cols, col: i % cols, value: v, why });
+        }
+        data.push(h);
+    }
+    DenseMatrix::new(rows, cols, data).map_err(|e| InputError::Malformed {
+        path: path.into(),
+        kind: "weight",
+        message: e.to_string(),
+    })
+}
+
+/// Reads a 2-D `.npy` array.
+pub fn load_npy(bytes: &[u8], path: &str) -> Result<DenseMatrix, InputError> {
+    let malformed = |e: std::io::Error| InputError::Malformed { path: path.into(), kind: "npy", message: e.to_string() };
+    let npy = npyz::NpyFile::new(bytes).map_err(malformed)?;
+    let shape = npy.shape().to_vec();
+    if shape.len() != 2 || shape.iter().any(|&d| d == 0 || d > 1 << 31) {
+        return Err(InputError::NotAMatrix { path: path.into(), shape });
+    }
+    let (rows, cols) = (shape[0] as usize, shape[1] as usize);
+    let fortran = npy.order() == npyz::Order::Fortran;
+    let dtype = npy.dtype();
+    let npyz::DType::Plain(ts) = &dtype else {
+        return Err(InputError::UnsupportedType { path: path.into(), dtype: format!("{dtype:?}") });
+    };
+    let (kind, size) = (ts.type_char(), ts.size_field());
+    let values: Vec<f64> = match (kind, size) {
+        (npyz::TypeChar::Float, 2) => npy.into_vec::<f16>().map_err(malformed)?.into_iter().map(|v| v.to_f64()).collect(),
+        (npyz::TypeChar::Float, 4) => npy.into_vec::<f32>().map_err(malformed)?.into_iter().map(f64::from).collect(),
+        (npyz::TypeChar::Float, 8) => npy.into_vec::<f64>().map_err(malformed)?,
+        _ => return Err(InputError::UnsupportedType { path: path.into(), dtype: ts.to_string() }),
+    };
+    if values.len() != rows * cols {
+        return Err(InputError::Malformed {
+            path: path.into(),
+            kind: "npy",
+            message: format!("shape {rows}x{cols} but {} values", values.len()),
+        });
+    }
+    if fortran {
+        // Column-major: element (r, c) is at c * rows + r.
+        to_fp16((0..rows * cols).map(|i| values[(i % cols) * rows + i / cols]), rows, cols, path)
+    } else {
+        to_fp16(values.into_iter(), rows, cols, path)
+    }
+}
+
+/// Reads one 2-D tensor of a `.safetensors` file (the only 2-D one when `tensor` is `None`).
+pub fn load_safetensors(bytes: &[u8], path: &str, tensor: Option<&str>) -> Result<DenseMatrix, InputError> {
+    let st = safetensors::SafeTensors::deserialize(bytes).map_err(|e| InputError::Malformed {
+        path: path.into(),
+        kind: "safetensors",
+        message: e.to_string(),
+    })?;
+    let mut names: Vec<&str> = st.names();
+    names.sort_unstable();
+    let name = match tensor {
+        Some(t) => t.to_string(),
+        None => {
+            let matrices: Vec<&str> =
+                names.iter().copied().filter(|n| st.tensor(n).map(|t| t.shape().len() == 2).unwrap_or(false)).collect();
+            match matrices.as_slice() {
+                [one] => one.to_string(),
+                _ => {
+                    return Err(InputError::Tensor {
+                        path: path.into(),
+                        message: format!("choose a tensor with --tensor NAME; 2-D tensors: {}", matrices.join(", ")),
+                    })
+                }
+            }
+        }
+    };
+    let view = st.tensor(&name).map_err(|_| InputError::Tensor {
+        path: path.into(),
+        message: format!("no tensor named `{name}`; tensors: {}", names.join(", ")),
+    })?;
+    let shape: Vec<u64> = view.shape().iter().map(|&d| d as u64).collect();
+    if shape.len() != 2 || shape.iter().any(|&d| d == 0 || d > 1 << 31) {
+        return Err(InputError::NotAMatrix { path: path.into(), shape });
+    }
+    let (rows, cols) = (shape[0] as usize, shape[1] as usize);
+    let data = view.data();
+    use safetensors::Dtype;
+    match view.dtype() {
+        Dtype::F16 => to_fp16(data.chunks_exact(2).map(|b| f16::from_le_bytes([b[0], b[1]]).to_f64()), rows, cols, path),
+        Dtype::BF16 => to_fp16(data.chunks_exact(2).map(|b| bf16::from_le_bytes([b[0], b[1]]).to_f64()), rows, cols, path),
+        Dtype::F32 => {
+            to_fp16(data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64), rows, cols, path)
+        }
+        other => Err(InputError::UnsupportedType { path: path.into(), dtype: format!("{other:?}") }),
+    }
+}

@@ -1,0 +1,5 @@
+//! One module per subcommand.
+
+pub mod encode;
+pub mod inspect;
+pub mod spmspv;

@@ -1,0 +1,180 @@
+//! `lacuna spmspv`: the golden and CPU spMspV kernels on the Celty workloads.
+//!
+//! For each shape and sparsity level it draws the synthetic workload, encodes it, runs the
+//! column-order golden, the CPU kernel and the dense f32 GEMV (faer) side by side on the same
+//! threads, checks the kernel against the golden bit for bit and the golden against the dense f64
+//! reference within the FP32 summation bound, and reports bytes and speedups. Times are medians
+//! of `--reps` runs measured in this process; only their ratios mean anything across machines.
+
+use crate::table::Table;
+use anyhow::{bail, Result};
+use lacuna_compiler::workload::{Shape, SyntheticWorkload, PAPER_SHAPES, PROVENANCE};
+use lacuna_golden::dense::FaerGemv;
+use lacuna_golden::{check_against_dense, column_order, CpuKernel};
+use lacuna_spec::ActivationFilter;
+use serde::Serialize;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Arguments of `lacuna spmspv`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Weight shapes MxK (default: the six shapes of the Celty paper).
+    #[arg(long, value_delimiter = ',')]
+    shape: Vec<Shape>,
+    /// Dual sparsity levels in percent: x % of weights pruned and x % of activations zeroed.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![30.0, 50.0, 70.0])]
+    sparsity: Vec<f64>,
+    /// Seed of the synthetic workloads.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Thread counts to time (default: 1 and all available cores).
+    #[arg(long, value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// Timed repetitions per kernel; the median is reported.
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    /// Print JSON (one object per shape, level and thread count) instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One measured row.
+#[derive(Serialize)]
+struct Run {
+    shape: String,
+    weight_sparsity: f64,
+    act_sparsity: f64,
+    threads: usize,
+    nnz: u64,
+    stored_entries: u64,
+    padding_entries: u64,
+    rlc_bytes: u64,
+    dense_fp16_bytes: u64,
+    bytes_loaded: u64,
+    byte_ratio: f64,
+    dense_f32_ms: f64,
+    sparse_ms: f64,
+    speedup_vs_dense_f32: f64,
+    bit_exact_with_golden: bool,
+    bound_max_fraction: f64,
+    bound_violations: usize,
+    provenance: &'static str,
+}
+
+fn median_ms(reps: usize, mut f: impl FnMut()) -> f64 {
+    let mut t: Vec<f64> = (0..reps.max(1))
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let shapes = if a.shape.is_empty() { PAPER_SHAPES.to_vec() } else { a.shape.clone() };
+    if let Some(s) = a.sparsity.iter().find(|s| !(0.0..=100.0).contains(*s)) {
+        bail!("--sparsity levels are percentages in 0..=100, got {s}");
+    }
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let threads = if a.threads.is_empty() {
+        if cores > 1 { vec![1, cores] } else { vec![1] }
+    } else {
+        a.threads.clone()
+    };
+    if threads.contains(&0) {
+        bail!("--threads must be at least 1");
+    }
+    let pools = threads
+        .iter()
+        .map(|&t| rayon::ThreadPoolBuilder::new().num_threads(t).build().map(|p| (t, p)))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    eprintln!("workloads: {PROVENANCE}; seed {}", a.seed);
+    let mut runs = Vec::new();
+    for (si, &shape) in shapes.iter().enumerate() {
+        eprintln!("[{}/{}] {shape}: drawing Gaussian weights and activations", si + 1, shapes.len());
+        let pair = SyntheticWorkload::dense_pair(shape, a.seed);
+        for &level in &a.sparsity {
+            let frac = level / 100.0;
+            let w = SyntheticWorkload::at_sparsity(shape, a.seed, &pair, frac, frac);
+            let m = lacuna_compiler::encode_parallel(&w.weights, Some(CpuKernel::PANEL_ROWS))?;
+            let stats = m.stats();
+            let filter = ActivationFilter::NONZERO;
+            let x = &w.activations;
+            let golden = column_order(&m, x, filter)?;
+            let bound = check_against_dense(&w.weights, x.as_slice(), filter, &golden);
+            let job = m.job_bytes(x.as_slice(), filter);
+            let faer = FaerGemv::new(&w.weights);
+            let xf: Vec<f32> = x.as_slice().iter().map(|v| v.to_f32()).collect();
+            for (t, pool) in &pools {
+                let mut y = Vec::new();
+                let sparse_ms = pool.install(|| median_ms(a.reps, || y = CpuKernel::run(&m, x, filter).expect("shape checked")));
+                let dense_ms = pool.install(|| median_ms(a.reps, || drop(std::hint::black_box(faer.run(&xf, *t)))));
+                let bit_exact = y.iter().zip(&golden).all(|(p, q)| p.to_bits() == q.to_bits());
+                eprintln!(
+                    "  {level:>4}% x {level}%, {t} thread(s): sparse {sparse_ms:.2} ms, dense f32 {dense_ms:.2} ms, {}",
+                    if bit_exact { "bit-exact" } else { "MISMATCH" }
+                );
+                runs.push(Run {
+                    shape: shape.to_string(),
+                    weight_sparsity: w.weight_pruning.sparsity,
+                    act_sparsity: w.act_pruning.sparsity,
+                    threads: *t,
+                    nnz: stats.nnz,
+                    stored_entries: stats.stored_entries,
+                    padding_entries: stats.padding_entries,
+                    rlc_bytes: stats.bytes,
+                    dense_fp16_bytes: stats.dense_fp16_bytes,
+                    bytes_loaded: job.total(),
+                    byte_ratio: stats.dense_fp16_bytes as f64 / job.total() as f64,
+                    dense_f32_ms: dense_ms,
+                    sparse_ms,
+                    speedup_vs_dense_f32: dense_ms / sparse_ms,
+                    bit_exact_with_golden: bit_exact,
+                    bound_max_fraction: bound.max_bound_fraction,
+                    bound_violations: bound.violations,
+                    provenance: PROVENANCE,
+                });
+            }
+        }
+    }
+
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&runs)?);
+    } else {
+        println!("spMspV on the Celty shapes: {PROVENANCE}; seed {}", a.seed);
+        println!("sparse = lacuna CPU kernel over RLC-CSC (panels of {} rows); dense = faer f32 GEMV; same threads, median of {} runs", CpuKernel::PANEL_ROWS, a.reps);
+        let mut t = Table::new(&[
+            "shape", "W/A %", "nnz", "padding", "RLC/dense", "loaded MB", "byte ratio", "thr", "dense ms", "sparse ms", "speedup", "golden", "bound",
+        ]);
+        for r in &runs {
+            t.row(vec![
+                r.shape.clone(),
+                format!("{:.0}/{:.0}", r.weight_sparsity * 100.0, r.act_sparsity * 100.0),
+                r.nnz.to_string(),
+                r.padding_entries.to_string(),
+                format!("{:.3}", r.rlc_bytes as f64 / r.dense_fp16_bytes as f64),
+                format!("{:.2}", r.bytes_loaded as f64 / 1e6),
+                format!("{:.2}x", r.byte_ratio),
+                r.threads.to_string(),
+                format!("{:.2}", r.dense_f32_ms),
+                format!("{:.2}", r.sparse_ms),
+                format!("{:.2}x", r.speedup_vs_dense_f32),
+                if r.bit_exact_with_golden { "bit-exact".into() } else { "MISMATCH".into() },
+                format!("{:.2}", r.bound_max_fraction),
+            ]);
+        }
+        print!("{}", t.render());
+        println!("byte ratio = dense FP16 bytes / RLC-CSC bytes the job loads (active columns only); bound = largest |error| / FP32 summation bound against dense f64 (<= 1 passes)");
+    }
+    let failed = runs.iter().any(|r| !r.bit_exact_with_golden || r.bound_violations > 0);
+    if failed {
+        eprintln!("error: a kernel disagreed with the golden reference or exceeded the error bound");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
