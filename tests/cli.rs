@@ -1,0 +1,169 @@
+//! End-to-end tests of the `lacuna` command line: what a user types, what they get back.
+
+use half::f16;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn lacuna(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lacuna")).args(args).output().expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A user's mistake: non-zero exit, one `error:` line on stderr, no panic or backtrace.
+fn assert_clean_error(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert!(!o.status.success(), "expected failure, got success: {err}");
+    assert!(err.starts_with("error: "), "stderr: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{err}");
+    assert!(err.contains(needle), "`{needle}` not in: {err}");
+}
+
+/// A deterministic sparse FP32 matrix with runs of every interesting length, written with npyz.
+fn write_npy(path: &Path, rows: usize, cols: usize) -> Vec<f32> {
+    let mut data = vec![0.0f32; rows * cols];
+    let mut state = 12345u64;
+    for (i, v) in data.iter_mut().enumerate() {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let col = i % cols;
+        // Column c keeps roughly one value in (c + 1): long zero runs in later columns.
+        if (state >> 33) % (col as u64 + 1) == 0 {
+            *v = ((state >> 40) % 2000) as f32 / 100.0 - 10.0;
+        }
+    }
+    let mut out = std::fs::File::create(path).unwrap();
+    use npyz::WriterBuilder;
+    let mut w = npyz::WriteOptions::<f32>::new()
+        .default_dtype()
+        .shape(&[rows as u64, cols as u64])
+        .writer(&mut out)
+        .begin_nd()
+        .unwrap();
+    w.extend(data.iter().copied()).unwrap();
+    w.finish().unwrap();
+    data
+}
+
+/// (nonzeros, padding entries) by the encoding rule, counted from the dense matrix directly:
+/// a gap of g zeros before a nonzero costs floor(g / 16) padding entries; trailing gaps cost none.
+fn rule_counts(data: &[f32], rows: usize, cols: usize, panel_rows: usize) -> (u64, u64) {
+    let (mut nnz, mut padding) = (0u64, 0u64);
+    for start in (0..rows).step_by(panel_rows) {
+        for c in 0..cols {
+            let mut gap = 0u64;
+            for r in start..(start + panel_rows).min(rows) {
+                if f16::from_f32(data[r * cols + c]).to_f32() != 0.0 {
+                    nnz += 1;
+                    padding += gap / 16;
+                    gap = 0;
+                } else {
+                    gap += 1;
+                }
+            }
+        }
+    }
+    (nnz, padding)
+}
+
+#[test]
+fn encode_then_inspect_reports_the_entries_the_encoding_rule_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("w.npy");
+    let rlc = dir.path().join("w.rlc");
+    let (rows, cols) = (300, 40);
+    let data = write_npy(&npy, rows, cols);
+    for (panel_flag, panel_rows) in [(vec![], rows), (vec!["--panel-rows", "64"], 64), (vec!["--arch", "tiny"], 32)] {
+        let mut args = vec!["encode", npy.to_str().unwrap(), "-o", rlc.to_str().unwrap()];
+        args.extend(panel_flag);
+        let o = lacuna(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = lacuna(&["inspect", rlc.to_str().unwrap(), "--json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let (nnz, padding) = rule_counts(&data, rows, cols, panel_rows);
+        assert!(padding > 0, "the test matrix must exercise padding");
+        assert_eq!(v["rows"], rows);
+        assert_eq!(v["cols"], cols);
+        assert_eq!(v["nnz"], nnz);
+        assert_eq!(v["padding_entries"], padding);
+        assert_eq!(v["stored_entries"], nnz + padding);
+        assert_eq!(v["valid"], true);
+        let stored = nnz + padding;
+        let panels = rows.div_ceil(panel_rows) as u64;
+        // Bytes: 20 bits per entry (padded to 8 per panel) + 4-byte column pointers per panel.
+        assert!(v["bytes"].as_u64().unwrap() >= stored * 5 / 2 + panels * (cols as u64 + 1) * 4);
+        assert!(v["bytes"].as_u64().unwrap() <= (stored + 7 * panels) * 5 / 2 + panels * (cols as u64 + 1) * 4);
+    }
+    let o = lacuna(&["inspect", rlc.to_str().unwrap()]);
+    assert!(stdout(&o).contains("RLC-CSC"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("valid"));
+}
+
+#[test]
+fn inspect_refuses_a_corrupted_file_with_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("w.npy");
+    let rlc = dir.path().join("w.rlc");
+    write_npy(&npy, 50, 5);
+    assert!(lacuna(&["encode", npy.to_str().unwrap(), "-o", rlc.to_str().unwrap()]).status.success());
+    let mut bytes = std::fs::read(&rlc).unwrap();
+    bytes[70] ^= 0x40;
+    std::fs::write(&rlc, &bytes).unwrap();
+    assert_clean_error(&lacuna(&["inspect", rlc.to_str().unwrap()]), "checksum mismatch");
+    let o = lacuna(&["inspect", rlc.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["valid"], false);
+    std::fs::write(&rlc, &bytes[..30]).unwrap();
+    assert_clean_error(&lacuna(&["inspect", rlc.to_str().unwrap()]), "truncated");
+    std::fs::write(&rlc, b"hello").unwrap();
+    assert_clean_error(&lacuna(&["inspect", rlc.to_str().unwrap()]), "truncated");
+    assert_clean_error(&lacuna(&["inspect", npy.to_str().unwrap()]), "not an .rlc file");
+}
+
+#[test]
+fn encode_reports_missing_and_unsupported_inputs_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.rlc");
+    let o = lacuna(&["encode", "/nonexistent/w.npy", "-o", out.to_str().unwrap()]);
+    assert_clean_error(&o, "/nonexistent/w.npy");
+    let txt = dir.path().join("w.txt");
+    std::fs::write(&txt, "1 2 3").unwrap();
+    assert_clean_error(&lacuna(&["encode", txt.to_str().unwrap(), "-o", out.to_str().unwrap()]), "expected .npy or .safetensors");
+    let npy = dir.path().join("w.npy");
+    write_npy(&npy, 4, 4);
+    let o = lacuna(&["encode", npy.to_str().unwrap(), "-o", out.to_str().unwrap(), "--arch", "nope"]);
+    assert_clean_error(&o, "unknown arch `nope`");
+}
+
+#[test]
+fn spmspv_runs_a_small_workload_bit_exactly_and_labels_it_synthetic() {
+    let o = lacuna(&["spmspv", "--shape", "256x300", "--sparsity", "50,70", "--threads", "1,2", "--reps", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("synthetic"), "{out}");
+    assert_eq!(out.matches("bit-exact").count(), 4, "{out}");
+    let o = lacuna(&["spmspv", "--shape", "64x64", "--sparsity", "70", "--threads", "1", "--reps", "1", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let run = &v[0];
+    for key in ["shape", "weight_sparsity", "act_sparsity", "bytes_loaded", "byte_ratio", "speedup_vs_dense_f32", "provenance"] {
+        assert!(!run[key].is_null(), "missing {key}: {run}");
+    }
+    assert_eq!(run["bit_exact_with_golden"], true);
+    // round(0.7 * 4096) = 2867 weights pruned, exactly.
+    assert_eq!(run["weight_sparsity"], 2867.0 / 4096.0);
+}
+
+#[test]
+fn spmspv_refuses_bad_arguments_clearly() {
+    assert_clean_error(&lacuna(&["spmspv", "--sparsity", "120"]), "percentages");
+    let o = lacuna(&["spmspv", "--shape", "12"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("ROWSxCOLS"), "{}", stderr(&o));
+}
