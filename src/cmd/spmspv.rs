@@ -31,8 +31,8 @@ pub struct Args {
     /// Thread counts to time (default: 1 and all available cores).
     #[arg(long, value_delimiter = ',')]
     threads: Vec<usize>,
-    /// Timed repetitions per kernel; the median is reported.
-    #[arg(long, default_value_t = 5)]
+    /// Timed repetitions per kernel (interleaved with the other kernel's); the median is reported.
+    #[arg(long, default_value_t = 9)]
     reps: usize,
     /// Print JSON (one object per shape, level and thread count) instead of a table.
     #[arg(long)]
@@ -62,16 +62,27 @@ struct Run {
     provenance: &'static str,
 }
 
-fn median_ms(reps: usize, mut f: impl FnMut()) -> f64 {
-    let mut t: Vec<f64> = (0..reps.max(1))
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
+/// Times `a` and `b` alternately (a, b, a, b, ...) so that drift in the machine's load hits both
+/// alike, and returns the median milliseconds of each.
+fn median_ms_interleaved(reps: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
+    let time = |f: &mut dyn FnMut()| {
+        let s = Instant::now();
+        f();
+        s.elapsed().as_secs_f64() * 1e3
+    };
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    // One untimed run of each first: page faults and cache warm-up are not the kernels' cost.
+    a();
+    b();
+    for _ in 0..reps.max(1) {
+        ta.push(time(&mut a));
+        tb.push(time(&mut b));
+    }
+    let median = |mut t: Vec<f64>| {
+        t.sort_by(f64::total_cmp);
+        t[t.len() / 2]
+    };
+    (median(ta), median(tb))
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -112,8 +123,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let xf: Vec<f32> = x.as_slice().iter().map(|v| v.to_f32()).collect();
             for (t, pool) in &pools {
                 let mut y = Vec::new();
-                let sparse_ms = pool.install(|| median_ms(a.reps, || y = CpuKernel::run(&m, x, filter).expect("shape checked")));
-                let dense_ms = pool.install(|| median_ms(a.reps, || drop(std::hint::black_box(faer.run(&xf, *t)))));
+                let (sparse_ms, dense_ms) = pool.install(|| {
+                    median_ms_interleaved(
+                        a.reps,
+                        || y = CpuKernel::run(&m, x, filter).expect("the shape was checked by the golden run"),
+                        || drop(std::hint::black_box(faer.run(&xf, *t))),
+                    )
+                });
                 let bit_exact = y.iter().zip(&golden).all(|(p, q)| p.to_bits() == q.to_bits());
                 eprintln!(
                     "  {level:>4}% x {level}%, {t} thread(s): sparse {sparse_ms:.2} ms, dense f32 {dense_ms:.2} ms, {}",
@@ -147,7 +163,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&runs)?);
     } else {
         println!("spMspV on the Celty shapes: {PROVENANCE}; seed {}", a.seed);
-        println!("sparse = lacuna CPU kernel over RLC-CSC (panels of {} rows); dense = faer f32 GEMV; same threads, median of {} runs", CpuKernel::PANEL_ROWS, a.reps);
+        println!("sparse = lacuna CPU kernel over RLC-CSC (panels of {} rows); dense = faer f32 GEMV; same threads, median of {} interleaved runs", CpuKernel::PANEL_ROWS, a.reps);
         let mut t = Table::new(&[
             "shape", "W/A %", "nnz", "padding", "RLC/dense", "loaded MB", "byte ratio", "thr", "dense ms", "sparse ms", "speedup", "golden", "bound",
         ]);

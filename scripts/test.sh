@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The whole lacuna test suite, on a fresh machine or a developer's.
+#
+# Installs what the tests need when it is missing, then builds every target (benchmarks and the
+# CLI included) and runs every test of the workspace. Today the tests need only a Rust toolchain;
+# the hardware tiers (Verilator, Yosys) and the real-model tiers (SmolLM2 fetched by sha256) add
+# their installs here as they arrive.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\n== %s\n' "$*"; }
+
+# Rust: the one toolchain of the machine; rustup only if cargo is missing entirely.
+if ! command -v cargo >/dev/null 2>&1; then
+  log "installing Rust (rustup, stable)"
+  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+  # shellcheck disable=SC1091
+  . "$HOME/.cargo/env"
+fi
+cargo --version
+
+log "build every target (lib, bin, tests, benches)"
+cargo build --workspace --all-targets --locked
+
+log "tests"
+cargo test --workspace --locked
+
+log "the README's main job, on one small shape (a smoke test of the release path)"
+cargo run --release --locked -- spmspv --shape 512x1024 --reps 1 >/dev/null
+
+log "all tests passed"
