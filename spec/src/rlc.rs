@@ -291,8 +291,8 @@ impl RlcCsc {
                 expected: expected as u64,
             });
         }
-        for i in entries..values.len() {
-            let (bits, run) = (values[i].to_bits(), run_at(&runs, i));
+        for (i, v) in values.iter().enumerate().skip(entries) {
+            let (bits, run) = (v.to_bits(), run_at(&runs, i));
             if bits != 0 || run != 0 {
                 return Err(RlcError::TailNotZero { entry: i as u64, bits, run });
             }
@@ -300,8 +300,7 @@ impl RlcCsc {
         for col in 0..cols {
             let (start, end) = (colptr[col as usize] as usize, colptr[col as usize + 1] as usize);
             let mut row: u64 = 0;
-            for i in start..end {
-                let v = values[i];
+            for (i, &v) in values.iter().enumerate().take(end).skip(start) {
                 let run = run_at(&runs, i);
                 if !v.is_finite() {
                     return Err(RlcError::NonFiniteValue { entry: i as u64, col, value: v.to_f32() });
