@@ -19,11 +19,11 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 cargo --version
 
-log "build every target (lib, bin, tests, benches)"
-cargo build --workspace --all-targets --locked
-
-log "tests"
+log "tests (unit, property, conformance, CLI end to end)"
 cargo test --workspace --locked
+
+log "benchmarks compile (release; run them with cargo bench)"
+cargo bench --workspace --locked --no-run
 
 log "the README's main job, on one small shape (a smoke test of the release path)"
 cargo run --release --locked -- spmspv --shape 512x1024 --reps 1 >/dev/null

@@ -42,6 +42,15 @@ pub struct CoreParams {
     pub lane_queue_depth: u32,
     /// Depth of the queue of active columns (k, x_k) between the activation scan and the fetch.
     pub activation_queue_depth: u32,
+    /// Activations the scan examines per cycle.
+    pub scan_width: u32,
+    /// Depth of the queue of column descriptors (k, x_k, start, end) before the chunk fetch.
+    pub column_queue_depth: u32,
+    /// Slices the chunk fetch may hold fetched (or in flight) ahead of the decoder.
+    pub fetch_buffer_chunks: u32,
+    /// Cycles of the pipelined FP32 accumulate adder: an add issued in cycle t completes in
+    /// cycle t + acc_add_latency, and no other add to that register may issue before.
+    pub acc_add_latency: u32,
 }
 
 /// Parameters of the memory system every loading or storing block shares.
@@ -209,6 +218,7 @@ impl Arch {
             pow2("core.entries_per_lane", c.entries_per_lane, 8),
             pow2("core.acc_regs_per_lane", c.acc_regs_per_lane, 4096),
             pow2("memory.request_bytes", m.request_bytes, 4096),
+            pow2("core.scan_width", c.scan_width, 64),
         ];
         if let Some(message) = checks.into_iter().flatten().next() {
             return bad(message);
@@ -234,6 +244,21 @@ impl Arch {
                 "core.activation_queue_depth must be at least 2, got {}",
                 c.activation_queue_depth
             ));
+        }
+        if self.chunk_entries() % 8 != 0 {
+            return bad(format!(
+                "core.lanes * core.entries_per_lane (chunk entries) must be a multiple of 8 (whole 16-byte value words), got {}",
+                self.chunk_entries()
+            ));
+        }
+        for (field, v) in [
+            ("core.column_queue_depth", c.column_queue_depth),
+            ("core.fetch_buffer_chunks", c.fetch_buffer_chunks),
+            ("core.acc_add_latency", c.acc_add_latency),
+        ] {
+            if v == 0 || v > 1024 {
+                return bad(format!("{field} must be in 1..=1024, got {v}"));
+            }
         }
         if self.tile_rows() > 1 << 20 {
             return bad(format!(

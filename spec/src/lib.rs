@@ -11,6 +11,7 @@
 
 pub mod arch;
 pub mod dense;
+pub mod job;
 pub mod numerics;
 pub mod rlc;
 pub mod rlc_file;
