@@ -1,0 +1,137 @@
+//! `chunk_fetch`: cuts columns into slices and fetches their value and run-length bursts.
+//!
+//! Contract: a slice is the part of one column inside one aligned chunk of C entries (chunk j
+//! holds entries `j*C .. (j+1)*C`). For each slice, in order, the fetch needs the value bytes
+//! `[2jC, 2(j+1)C)` and the run bytes `[jC/2, (j+1)C/2)` of the panel's arrays, in bursts; it
+//! keeps the last burst of each stream, so a chunk shared by two columns or a run burst shared by
+//! several chunks is fetched once. One slice is cut per cycle, when the buffer (`fetch_buffer_chunks`
+//! slices, fetched or in flight) has room; its missing bursts are issued one per cycle (values
+//! first); it enters the buffer when all are issued, and is ready when all have arrived. Markers
+//! enter the buffer ready.
+
+use crate::memory::{Memory, Traffic};
+use crate::slice::{Column, Slice, Token};
+use lacuna_spec::job::PanelLayout;
+use std::collections::VecDeque;
+
+/// A slice whose bursts are being issued.
+struct Issuing {
+    slice: Slice,
+    to_issue: Vec<(Traffic, u64)>,
+    ready: u64,
+}
+
+/// The chunk fetch.
+pub struct ChunkFetch {
+    chunk: u64,
+    capacity: usize,
+    column: Option<Column>,
+    next_chunk: u64,
+    issuing: Option<Issuing>,
+    last_values: Option<(u64, u64)>,
+    last_runs: Option<(u64, u64)>,
+    /// Slices fetched or in flight, with the cycle they are ready.
+    pub buffer: VecDeque<(Token<Slice>, u64)>,
+}
+
+impl ChunkFetch {
+    /// A fetch of chunks of `chunk` entries, buffering `capacity` slices.
+    pub fn new(chunk: u32, capacity: u32) -> ChunkFetch {
+        ChunkFetch {
+            chunk: chunk as u64,
+            capacity: capacity as usize,
+            column: None,
+            next_chunk: 0,
+            issuing: None,
+            last_values: None,
+            last_runs: None,
+            buffer: VecDeque::new(),
+        }
+    }
+
+    /// Holds no column and issues nothing.
+    pub fn idle(&self) -> bool {
+        self.column.is_none() && self.issuing.is_none()
+    }
+
+    /// Has bursts it could not yet issue.
+    pub fn issuing(&self) -> bool {
+        self.issuing.is_some()
+    }
+
+    /// The cycle the buffer's head becomes ready, when it is not yet.
+    pub fn next_event(&self, now: u64) -> Option<u64> {
+        self.buffer.front().map(|&(_, r)| r).filter(|&r| r > now)
+    }
+
+    /// One cycle: cut the next slice (or pass a marker). Returns true on progress.
+    pub fn step(&mut self, now: u64, input: &mut VecDeque<Token<Column>>, layout: &[PanelLayout], mem: &Memory) -> bool {
+        if self.issuing.is_some() || self.buffer.len() >= self.capacity {
+            return false;
+        }
+        if self.column.is_none() {
+            match input.pop_front() {
+                None => return false,
+                Some(Token::EndPanel(p)) => {
+                    self.buffer.push_back((Token::EndPanel(p), now));
+                    // The next panel's arrays start on fresh bursts.
+                    self.last_values = None;
+                    self.last_runs = None;
+                    return true;
+                }
+                Some(Token::Work(c)) => {
+                    self.next_chunk = c.start / self.chunk;
+                    self.column = Some(c);
+                }
+            }
+        }
+        let c = self.column.expect("set above");
+        let j = self.next_chunk;
+        let (lo, hi) = (c.start.max(j * self.chunk), c.end.min((j + 1) * self.chunk));
+        let slice = Slice { column: c, chunk: j, lo, hi, first: lo == c.start };
+        self.next_chunk += 1;
+        if self.next_chunk * self.chunk >= c.end {
+            self.column = None;
+        }
+        let pl = layout[c.panel as usize];
+        let mut iss = Issuing { slice, to_issue: Vec::new(), ready: now };
+        let streams = [
+            (Traffic::Values, pl.values + 2 * j * self.chunk, 2 * self.chunk, self.last_values),
+            (Traffic::Runs, pl.runs + j * self.chunk / 2, self.chunk / 2, self.last_runs),
+        ];
+        for (kind, start, len, last) in streams {
+            let mut b = mem.burst_of(start);
+            while b < start + len {
+                match last {
+                    Some((addr, ready)) if addr == b => iss.ready = iss.ready.max(ready),
+                    _ => iss.to_issue.push((kind, b)),
+                }
+                b += mem.burst();
+            }
+        }
+        if iss.to_issue.is_empty() {
+            self.buffer.push_back((Token::Work(iss.slice), iss.ready));
+        } else {
+            self.issuing = Some(iss);
+        }
+        true
+    }
+
+    /// Issue phase: asks for the next missing burst. Returns true when accepted.
+    pub fn issue(&mut self, now: u64, mem: &mut Memory) -> bool {
+        let Some(iss) = self.issuing.as_mut() else { return false };
+        let (kind, addr) = iss.to_issue[0];
+        let Some(done) = mem.request(now, kind) else { return false };
+        iss.ready = iss.ready.max(done);
+        match kind {
+            Traffic::Values => self.last_values = Some((addr, done)),
+            _ => self.last_runs = Some((addr, done)),
+        }
+        iss.to_issue.remove(0);
+        if iss.to_issue.is_empty() {
+            let iss = self.issuing.take().expect("checked");
+            self.buffer.push_back((Token::Work(iss.slice), iss.ready));
+        }
+        true
+    }
+}

@@ -1,0 +1,249 @@
+//! `core`: the Sparse SIMT core, cycle by cycle: the blocks wired as docs/microarchitecture.md
+//! draws them, evaluated downstream first within a cycle, then the memory's issue phase in
+//! priority order (drain > act_load > colptr_fetch > chunk_fetch).
+//!
+//! Bulk skipping: a cycle in which nothing changes is followed by identical cycles until the next
+//! timed event (a burst arriving, an add completing, a memory slot freeing). The model jumps there
+//! and charges the skipped cycles to the same counters, so skipping changes no result and no
+//! counter (a test compares against the model run with skipping off).
+
+use crate::accumulator::Accumulator;
+use crate::act_load::ActLoad;
+use crate::act_scan::ActScan;
+use crate::chunk_fetch::ChunkFetch;
+use crate::colptr_fetch::ColptrFetch;
+use crate::counters::Counters;
+use crate::drain::Drain;
+use crate::memory::Memory;
+use crate::multiplier::multiply;
+use crate::rlc_decoder::RlcDecoder;
+use crate::route::Route;
+use crate::slice::{Products, Token};
+use crate::{Fault, Job, SimError, SimResult};
+use lacuna_spec::job::PanelLayout;
+use lacuna_spec::Arch;
+
+/// Runs `job` on `arch`; `skip` enables bulk skipping of idle cycles.
+pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: bool) -> Result<SimResult, SimError> {
+    let c = &arch.core;
+    let mut mem = Memory::new(&arch.memory);
+    let panels = job.panels.len() as u32;
+    let mut act_load = ActLoad::new(layout.x, 2 * job.x.len() as u64);
+    let mut scan = ActScan::new(c.scan_width, c.activation_queue_depth, panels);
+    let mut colptr = ColptrFetch::new(c.column_queue_depth);
+    let mut chunk = ChunkFetch::new(arch.chunk_entries(), c.fetch_buffer_chunks);
+    let mut dec = RlcDecoder::default();
+    let mut mul: Option<Token<Products>> = None;
+    let mut route = Route::new(c.lanes);
+    let mut acc = Accumulator::new(c.lanes, c.acc_regs_per_lane, c.acc_write_ports, c.acc_add_latency, c.lane_queue_depth);
+    let mut drain = Drain::new(c.lanes);
+    let panel_layout: &[PanelLayout] = &layout.panels;
+    let mut y = vec![0.0f32; job.rows as usize];
+    let mut k = Counters { panels: panels as u64, ..Counters::default() };
+    let mut drained = 0u32;
+    let mut fault: Option<Fault> = None;
+    let limit = cycle_limit(arch, job);
+    let burst = mem.burst();
+
+    let mut t: u64 = 0;
+    loop {
+        if t > limit {
+            return Err(SimError::Timeout { cycles: t });
+        }
+        mem.tick(t);
+        let mut progress = false;
+        let acc_before = acc.stalls;
+        let imbalance_before = route.imbalance_cycles;
+
+        // drain, then the accumulator (blocked while drain reads this cycle).
+        let draining = !drain.idle();
+        if draining {
+            let p = drain_panel(&drain);
+            let row0 = p as usize * job.panel_rows as usize;
+            progress |= drain.step(&mut acc, &mut y, row0, layout.y, burst);
+            if drain.idle() {
+                drained += 1;
+            }
+        } else {
+            progress |= acc.step(t);
+        }
+
+        // route, then the pipeline moves forward where the next stage is free.
+        let (moved, start_drain) = route.step(t, &mut acc, drain.idle());
+        progress |= moved;
+        if let Some(p) = start_drain {
+            drain.start(p, job.panels[p as usize].rows);
+        }
+        if route.is_empty() {
+            if let Some(tok) = mul.take() {
+                route.accept(tok);
+                progress = true;
+            }
+        }
+        if mul.is_none() {
+            if let Some(tok) = dec.stages[2].take() {
+                mul = Some(multiply(tok));
+                progress = true;
+            }
+        }
+        let (moved, overrun) = dec.advance();
+        progress |= moved;
+        if let (Some((s, row)), None) = (overrun, &fault) {
+            fault = Some(Fault::RunOverrunsColumn { panel: s.column.panel, col: s.column.k, row, cycle: t });
+        }
+        let mut entered = false;
+        if dec.stages[0].is_none() && fault.is_none() {
+            if let Some(&(_, ready)) = chunk.buffer.front() {
+                if ready <= t {
+                    let (tok, _) = chunk.buffer.pop_front().expect("front exists");
+                    if let Token::Work(s) = &tok {
+                        let n = s.hi - s.lo;
+                        let pd = &job.panels[s.column.panel as usize];
+                        let pad = (s.lo..s.hi).filter(|&i| lacuna_spec::numerics::is_zero(pd.values[i as usize])).count() as u64;
+                        k.slices += 1;
+                        k.padding_entries += pad;
+                        k.useful_entries += n - pad;
+                        k.masked_slots += arch.chunk_entries() as u64 - n;
+                    }
+                    dec.accept(tok, &job.panels);
+                    entered = true;
+                    progress = true;
+                }
+            }
+        }
+
+        // The front end: slices, column pointers, the activation scan.
+        if fault.is_none() {
+            progress |= chunk.step(t, &mut colptr.queue, panel_layout, &mem);
+            let (moved, bad) = colptr.step(t, &mut scan.queue, &job.panels, |p| panel_layout[p as usize].colptr, &mem);
+            progress |= moved;
+            if let Some(b) = bad {
+                fault = Some(Fault::BadColumnPointer { panel: b.panel, col: b.k, start: b.start, end: b.end, cycle: t });
+            }
+            let loaded = act_load.loaded(t);
+            let queued = scan.queue.len();
+            progress |= scan.step(job.x, loaded, job.filter);
+            k.active_columns += scan.queue.iter().skip(queued).filter(|tok| matches!(tok, Token::Work(_))).count() as u64;
+        }
+
+        // Issue phase, by priority.
+        progress |= drain.issue(t, &mut mem);
+        if fault.is_none() {
+            progress |= act_load.issue(t, &mut mem) || colptr.issue(t, &mut mem) || chunk.issue(t, &mut mem);
+        }
+
+        // Where did this cycle go?
+        let upstream_idle = scan.done()
+            && scan.queue.is_empty()
+            && colptr.idle()
+            && colptr.queue.is_empty()
+            && chunk.idle()
+            && chunk.buffer.is_empty();
+        let class = if entered {
+            Class::Busy
+        } else if dec.stages[0].is_some() {
+            if draining { Class::Drain } else { Class::Backpressure }
+        } else if upstream_idle || fault.is_some() {
+            Class::Tail
+        } else if chunk.buffer.front().is_some_and(|&(_, r)| r > t)
+            || chunk.issuing()
+            || colptr.waiting_on_memory(t)
+            || (!act_load.complete() && !scan.done())
+        {
+            Class::Memory
+        } else {
+            Class::Columns
+        };
+
+        // Finished?
+        let pipeline_empty = dec.empty() && mul.is_none() && route.is_empty() && drain.idle() && !drain.writes_pending();
+        let finished = if fault.is_some() {
+            pipeline_empty_or_stopped(&mem) && !drain.writes_pending()
+        } else {
+            upstream_idle && pipeline_empty && drained == panels
+        };
+        if finished {
+            class.charge(&mut k, 1);
+            k.cycles = (t + 1).max(mem.last_completion());
+            k.tail += k.cycles - (t + 1);
+            k.acc = acc.stalls;
+            k.adds = acc.adds;
+            k.lane_imbalance_cycles = route.imbalance_cycles;
+            k.bytes = mem.bytes;
+            return Ok(SimResult { y, counters: k, fault });
+        }
+
+        // Next cycle, or the next event when nothing changed.
+        let mut next = t + 1;
+        if skip && !progress {
+            let events = [
+                chunk.next_event(t),
+                colptr.next_event(t),
+                act_load.next_event(),
+                acc.next_event(t),
+                Some(acc.last_done()).filter(|&d| d > t),
+                mem.next_free(),
+            ];
+            if let Some(e) = events.into_iter().flatten().filter(|&e| e > t).min() {
+                next = e;
+            }
+        }
+        let span = next - t;
+        class.charge(&mut k, span);
+        if span > 1 {
+            // The skipped cycles repeat this one's accumulator and route stalls.
+            let d_h = acc.stalls.hazard - acc_before.hazard;
+            let d_p = acc.stalls.port_limited - acc_before.port_limited;
+            acc.stalls.hazard += d_h * (span - 1);
+            acc.stalls.port_limited += d_p * (span - 1);
+            route.imbalance_cycles += (route.imbalance_cycles - imbalance_before) * (span - 1);
+        }
+        t = next;
+    }
+}
+
+/// How a cycle is charged (see `Counters`).
+#[derive(Clone, Copy)]
+enum Class {
+    Busy,
+    Memory,
+    Columns,
+    Backpressure,
+    Drain,
+    Tail,
+}
+
+impl Class {
+    fn charge(self, k: &mut Counters, n: u64) {
+        match self {
+            Class::Busy => k.busy += n,
+            Class::Memory => k.stall_memory += n,
+            Class::Columns => k.stall_columns += n,
+            Class::Backpressure => k.stall_backpressure += n,
+            Class::Drain => k.stall_drain += n,
+            Class::Tail => k.tail += n,
+        }
+    }
+}
+
+fn drain_panel(d: &Drain) -> u32 {
+    d.panel().expect("drain is reading")
+}
+
+/// After a fault: nothing more is issued; the job ends once the memory has nothing in flight.
+fn pipeline_empty_or_stopped(mem: &Memory) -> bool {
+    mem.in_flight() == 0
+}
+
+/// A bound no correct job can reach: every slice, column, activation group and output row may
+/// wait a full memory round trip, a few times over.
+fn cycle_limit(arch: &Arch, job: &Job) -> u64 {
+    let c = arch.chunk_entries() as u64;
+    let entries: u64 = job.panels.iter().map(|p| p.entries() + p.colptr.len() as u64).sum();
+    let work = entries / c + 2 * entries + (job.panels.len() as u64 + 1) * (job.x.len() as u64 + job.panel_rows as u64 + 16);
+    let round_trip = arch.memory.latency_cycles as u64
+        + (arch.memory.request_bytes as u64).div_ceil(arch.memory.bytes_per_cycle as u64) * arch.memory.max_outstanding as u64
+        + arch.core.acc_add_latency as u64
+        + 16;
+    4 * work * round_trip + 10_000
+}

@@ -1,0 +1,206 @@
+//! # lacuna-model: the cycle-accurate model of the Sparse SIMT core
+//!
+//! One file per hardware block, named as in `docs/microarchitecture.md` (and, later, `rtl/`):
+//! [`memory`], [`act_load`], [`act_scan`], [`colptr_fetch`], [`chunk_fetch`], [`rlc_decoder`],
+//! [`multiplier`], [`route`], [`accumulator`], [`drain`], wired in [`core`].
+//!
+//! Contract: [`simulate`] runs one spMspV job on an `Arch` and returns the output, which is
+//! bit-identical to `lacuna_golden::column_order`, the cycle count and the [`Counters`]. A
+//! malformed RLC stream ends the job with a [`Fault`] (never a hang: a cycle limit derived from the
+//! job size turns a model bug into [`SimError::Timeout`]).
+#![warn(missing_docs)]
+
+pub mod accumulator;
+pub mod act_load;
+pub mod act_scan;
+pub mod chunk_fetch;
+pub mod colptr_fetch;
+pub mod core;
+pub mod counters;
+pub mod drain;
+pub mod memory;
+pub mod multiplier;
+pub mod rlc_decoder;
+pub mod route;
+pub mod slice;
+
+pub use counters::Counters;
+
+use half::f16;
+use lacuna_spec::job::JobLayout;
+use lacuna_spec::{ActivationFilter, Activations, Arch, RlcCsc, RlcMatrix};
+
+/// One panel's arrays as the core reads them from memory: raw, possibly malformed.
+#[derive(Clone, Copy, Debug)]
+pub struct PanelData<'a> {
+    /// Rows of the panel.
+    pub rows: u32,
+    /// FP16 values (padded).
+    pub values: &'a [f16],
+    /// Packed run lengths.
+    pub runs: &'a [u8],
+    /// Column pointers.
+    pub colptr: &'a [u32],
+}
+
+impl<'a> PanelData<'a> {
+    /// A valid panel.
+    pub fn from_rlc(p: &'a RlcCsc) -> PanelData<'a> {
+        PanelData { rows: p.rows(), values: p.values(), runs: p.runs(), colptr: p.colptr() }
+    }
+
+    /// Entries the arrays hold.
+    pub fn entries(&self) -> u64 {
+        (self.values.len() as u64).min(self.runs.len() as u64 * 2)
+    }
+
+    /// Padded array length (a multiple of 8 for valid panels).
+    pub fn padded_len(&self) -> u64 {
+        self.entries()
+    }
+}
+
+/// One spMspV job.
+#[derive(Clone, Debug)]
+pub struct Job<'a> {
+    /// M.
+    pub rows: u32,
+    /// Rows per panel.
+    pub panel_rows: u32,
+    /// The panels, top to bottom.
+    pub panels: Vec<PanelData<'a>>,
+    /// The activation vector (K entries).
+    pub x: &'a [f16],
+    /// Which activations take part.
+    pub filter: ActivationFilter,
+}
+
+impl<'a> Job<'a> {
+    /// A job over a valid matrix.
+    pub fn new(m: &'a RlcMatrix, x: &'a Activations, filter: ActivationFilter) -> Job<'a> {
+        Job {
+            rows: m.rows(),
+            panel_rows: m.panel_rows(),
+            panels: m.panels().iter().map(PanelData::from_rlc).collect(),
+            x: x.as_slice(),
+            filter,
+        }
+    }
+
+    /// The memory image's addresses for `arch`.
+    pub fn layout(&self, arch: &Arch) -> JobLayout {
+        let align = arch.memory.request_bytes as u64;
+        let up = |a: u64| a.div_ceil(align) * align;
+        let mut at = up(2 * self.x.len() as u64);
+        let panels = self
+            .panels
+            .iter()
+            .map(|p| {
+                let values = at;
+                let runs = up(values + 2 * p.values.len() as u64);
+                let colptr = up(runs + p.runs.len() as u64);
+                at = up(colptr + 4 * p.colptr.len() as u64);
+                lacuna_spec::job::PanelLayout { values, runs, colptr }
+            })
+            .collect();
+        let y = at;
+        JobLayout { x: 0, panels, y, bytes: up(y + 4 * self.rows as u64) }
+    }
+}
+
+/// A malformed stream the core detected; the job ends early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, thiserror::Error)]
+pub enum Fault {
+    /// An entry decoded to a row at or past its panel's end.
+    #[error("panel {panel}, column {col}: an entry decodes to row {row}, past the panel (cycle {cycle})")]
+    RunOverrunsColumn {
+        /// Panel.
+        panel: u32,
+        /// Column.
+        col: u32,
+        /// The row.
+        row: u64,
+        /// Cycle detected (the slice in D3).
+        cycle: u64,
+    },
+    /// `colptr[k] > colptr[k+1]`, or past the arrays.
+    #[error("panel {panel}, column {col}: bad column pointers {start}..{end} (cycle {cycle})")]
+    BadColumnPointer {
+        /// Panel.
+        panel: u32,
+        /// Column.
+        col: u32,
+        /// colptr\[k\].
+        start: u64,
+        /// colptr\[k+1\].
+        end: u64,
+        /// Cycle detected.
+        cycle: u64,
+    },
+}
+
+/// The result of a simulated job.
+#[derive(Clone, Debug)]
+pub struct SimResult {
+    /// y = W x, M FP32 values (rows of panels never drained after a fault stay 0).
+    pub y: Vec<f32>,
+    /// Cycles and every counter.
+    pub counters: Counters,
+    /// The malformed stream, if the core found one.
+    pub fault: Option<Fault>,
+}
+
+/// Why a job could not run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    /// A panel is taller than the accumulator tile.
+    #[error("panels of {panel_rows} rows do not fit the arch's tile of {tile_rows} rows (lanes x acc_regs_per_lane); encode with --arch")]
+    PanelTooTall {
+        /// Rows per panel.
+        panel_rows: u32,
+        /// The arch's tile.
+        tile_rows: u32,
+    },
+    /// x does not fit the activation SRAM.
+    #[error("K = {cols} activations need {} bytes of activation SRAM, the arch has {sram}", 2 * cols)]
+    TooManyColumns {
+        /// K.
+        cols: u64,
+        /// sram.activation_bytes.
+        sram: u32,
+    },
+    /// x has the wrong length.
+    #[error("the activation vector has {got} entries but the matrix has {cols} columns")]
+    ActivationLength {
+        /// K.
+        cols: u64,
+        /// Found.
+        got: u64,
+    },
+    /// The model exceeded its cycle limit: a model bug, reported instead of hanging.
+    #[error("the model did not finish within {cycles} cycles (a model bug)")]
+    Timeout {
+        /// Cycles simulated.
+        cycles: u64,
+    },
+}
+
+/// Simulates `job` on `arch` (with bulk skipping of idle cycles).
+pub fn simulate(arch: &Arch, job: &Job) -> Result<SimResult, SimError> {
+    simulate_with(arch, job, true)
+}
+
+/// Simulates with bulk skipping on or off (off: every cycle evaluated; for tests).
+pub fn simulate_with(arch: &Arch, job: &Job, skip: bool) -> Result<SimResult, SimError> {
+    if job.panel_rows > arch.tile_rows() || job.panels.iter().any(|p| p.rows > arch.tile_rows()) {
+        return Err(SimError::PanelTooTall { panel_rows: job.panel_rows, tile_rows: arch.tile_rows() });
+    }
+    if 2 * job.x.len() as u64 > arch.sram.activation_bytes as u64 {
+        return Err(SimError::TooManyColumns { cols: job.x.len() as u64, sram: arch.sram.activation_bytes });
+    }
+    if let Some(p) = job.panels.iter().find(|p| p.colptr.len() != job.x.len() + 1) {
+        return Err(SimError::ActivationLength { cols: p.colptr.len() as u64 - 1, got: job.x.len() as u64 });
+    }
+    let layout = job.layout(arch);
+    core::run(arch, job, &layout, skip)
+}

@@ -1,0 +1,71 @@
+//! The tokens that flow down the pipeline: column descriptors, slices, and end-of-panel markers.
+
+use half::f16;
+
+/// An active column of a panel with its entry range, as the column-pointer fetch hands it on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Column {
+    /// Panel index.
+    pub panel: u32,
+    /// Column index k.
+    pub k: u32,
+    /// Its activation.
+    pub x: f16,
+    /// First entry (colptr\[k\]).
+    pub start: u64,
+    /// One past the last entry (colptr\[k+1\]).
+    pub end: u64,
+}
+
+/// The part of one column that lies in one aligned chunk of C entries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Slice {
+    /// The column.
+    pub column: Column,
+    /// Chunk index: entries `chunk * C .. (chunk + 1) * C`.
+    pub chunk: u64,
+    /// The column's entries in the chunk: `lo .. hi` (absolute entry indices).
+    pub lo: u64,
+    /// One past the last.
+    pub hi: u64,
+    /// The column's first slice (the decoder resets its row carry).
+    pub first: bool,
+}
+
+/// What moves from stage to stage.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Token<T> {
+    /// Work.
+    Work(T),
+    /// All of panel `p` has passed.
+    EndPanel(u32),
+}
+
+/// One decoded entry: its row in the panel and its value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DecodedEntry {
+    /// Row within the panel.
+    pub row: u32,
+    /// The stored value.
+    pub value: f16,
+}
+
+/// A slice after the decoder.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decoded {
+    /// The slice.
+    pub slice: Slice,
+    /// Its entries, rows increasing.
+    pub entries: Vec<DecodedEntry>,
+    /// An entry decoded to a row at or past the panel's end (the stream is malformed).
+    pub overrun: Option<u64>,
+}
+
+/// A slice after the multiplier.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Products {
+    /// Panel index.
+    pub panel: u32,
+    /// (row, exact FP32 product) per entry, rows increasing.
+    pub entries: Vec<(u32, f32)>,
+}
