@@ -45,6 +45,7 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
     let limit = cycle_limit(arch, job);
     let burst = mem.burst();
 
+    let mut spare: Vec<Vec<(u32, f32)>> = Vec::new(); // product buffers, recycled
     let mut t: u64 = 0;
     loop {
         if t > limit {
@@ -76,13 +77,13 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
         }
         if route.is_empty() {
             if let Some(tok) = mul.take() {
-                route.accept(tok);
+                spare.extend(route.accept(tok));
                 progress = true;
             }
         }
         if mul.is_none() {
             if let Some(tok) = dec.stages[2].take() {
-                mul = Some(multiply(tok));
+                mul = Some(multiply(tok, spare.pop().unwrap_or_default()));
                 progress = true;
             }
         }

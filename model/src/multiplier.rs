@@ -7,15 +7,14 @@ use crate::slice::{Decoded, Products, Token};
 use lacuna_spec::numerics::product;
 
 /// Multiplies a decoded slice by its activation.
-pub fn multiply(token: Token<Decoded>) -> Token<Products> {
+/// `buffer` is an empty vector to fill (recycled from the route stage).
+pub fn multiply(token: Token<Decoded>, mut buffer: Vec<(u32, f32)>) -> Token<Products> {
     match token {
         Token::EndPanel(p) => Token::EndPanel(p),
         Token::Work(d) => {
             let x = d.slice.column.x;
-            Token::Work(Products {
-                panel: d.slice.column.panel,
-                entries: d.entries.iter().map(|e| (e.row, product(e.value, x))).collect(),
-            })
+            buffer.extend(d.entries.iter().map(|e| (e.row, product(e.value, x))));
+            Token::Work(Products { panel: d.slice.column.panel, entries: buffer })
         }
     }
 }

@@ -10,11 +10,12 @@ use crate::slice::{Products, Token};
 use std::collections::VecDeque;
 
 /// What the route stage holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Held {
     /// Nothing.
     Empty,
-    /// Entries still to deliver, per lane: (register, product).
-    Slice(Vec<VecDeque<(u32, f32)>>),
+    /// A slice whose entries wait in `pending`.
+    Slice,
     /// An end-of-panel marker.
     EndPanel(u32),
 }
@@ -24,6 +25,8 @@ pub struct Route {
     lanes: u32,
     /// Its content.
     pub held: Held,
+    /// Entries of the held slice still to deliver, per lane: (register, product).
+    pending: Vec<VecDeque<(u32, f32)>>,
     /// Cycles in which some lane had entries it could not deliver while another lane's FIFO was
     /// empty (lanes idle because the work is unevenly spread).
     pub imbalance_cycles: u64,
@@ -32,7 +35,7 @@ pub struct Route {
 impl Route {
     /// A route over `lanes` lanes.
     pub fn new(lanes: u32) -> Route {
-        Route { lanes, held: Held::Empty, imbalance_cycles: 0 }
+        Route { lanes, held: Held::Empty, pending: vec![VecDeque::new(); lanes as usize], imbalance_cycles: 0 }
     }
 
     /// Free to take the next slice.
@@ -40,34 +43,39 @@ impl Route {
         matches!(self.held, Held::Empty)
     }
 
-    /// Takes a slice from the multiplier (the stage must be empty).
-    pub fn accept(&mut self, token: Token<Products>) {
-        self.held = match token {
-            Token::EndPanel(p) => Held::EndPanel(p),
-            Token::Work(products) => {
-                let mut per_lane = vec![VecDeque::new(); self.lanes as usize];
-                for (row, p) in products.entries {
-                    per_lane[(row % self.lanes) as usize].push_back((row / self.lanes, p));
-                }
-                Held::Slice(per_lane)
+    /// Takes a slice from the multiplier (the stage must be empty); returns the slice's entry
+    /// buffer for reuse.
+    pub fn accept(&mut self, token: Token<Products>) -> Option<Vec<(u32, f32)>> {
+        match token {
+            Token::EndPanel(p) => {
+                self.held = Held::EndPanel(p);
+                None
             }
-        };
+            Token::Work(mut products) => {
+                for &(row, p) in &products.entries {
+                    self.pending[(row % self.lanes) as usize].push_back((row / self.lanes, p));
+                }
+                self.held = Held::Slice;
+                products.entries.clear();
+                Some(products.entries)
+            }
+        }
     }
 
     /// One cycle of delivery. Returns (progress, the panel whose drain starts, if any).
     pub fn step(&mut self, now: u64, acc: &mut Accumulator, drain_idle: bool) -> (bool, Option<u32>) {
-        match &mut self.held {
+        match self.held {
             Held::Empty => (false, None),
             Held::EndPanel(p) => {
                 if drain_idle && acc.quiet(now) {
-                    let p = *p;
                     self.held = Held::Empty;
                     (true, Some(p))
                 } else {
                     (false, None)
                 }
             }
-            Held::Slice(per_lane) => {
+            Held::Slice => {
+                let per_lane = &mut self.pending;
                 let mut progress = false;
                 let mut blocked = false;
                 let mut idle_lane = false;
