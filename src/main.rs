@@ -5,6 +5,7 @@
 //! non-zero exit status, never a backtrace.
 
 mod cmd;
+mod report;
 mod table;
 
 use clap::{Parser, Subcommand};
@@ -25,6 +26,8 @@ enum Command {
     Inspect(cmd::inspect::Args),
     /// Run the golden and CPU spMspV kernels on the Celty workloads, checked against dense.
     Spmspv(cmd::spmspv::Args),
+    /// Simulate the Sparse SIMT core (cycle model) and the baselines on the same hardware.
+    Simulate(cmd::simulate::Args),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
         Command::Encode(a) => cmd::encode::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Spmspv(a) => cmd::spmspv::run(a),
+        Command::Simulate(a) => cmd::simulate::run(a),
     };
     match result {
         Ok(code) => code,

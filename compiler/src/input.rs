@@ -110,40 +110,67 @@ fn to_fp16(values: impl Iterator<Item = f64>, rows: usize, cols: usize, path: &s
     })
 }
 
-/// Reads a 2-D `.npy` array.
-pub fn load_npy(bytes: &[u8], path: &str) -> Result<DenseMatrix, InputError> {
+/// Reads a `.npy` array of floats: its shape and its values in row-major (C) order.
+fn read_npy(bytes: &[u8], path: &str) -> Result<(Vec<u64>, Vec<f64>), InputError> {
     let malformed = |e: std::io::Error| InputError::Malformed { path: path.into(), kind: "npy", message: e.to_string() };
     let npy = npyz::NpyFile::new(bytes).map_err(malformed)?;
     let shape = npy.shape().to_vec();
-    if shape.len() != 2 || shape.iter().any(|&d| d == 0 || d > 1 << 31) {
+    if shape.iter().any(|&d| d == 0 || d > 1 << 31) {
         return Err(InputError::NotAMatrix { path: path.into(), shape });
     }
-    let (rows, cols) = (shape[0] as usize, shape[1] as usize);
     let fortran = npy.order() == npyz::Order::Fortran;
     let dtype = npy.dtype();
     let npyz::DType::Plain(ts) = &dtype else {
         return Err(InputError::UnsupportedType { path: path.into(), dtype: format!("{dtype:?}") });
     };
-    let (kind, size) = (ts.type_char(), ts.size_field());
-    let values: Vec<f64> = match (kind, size) {
+    let values: Vec<f64> = match (ts.type_char(), ts.size_field()) {
         (npyz::TypeChar::Float, 2) => npy.into_vec::<f16>().map_err(malformed)?.into_iter().map(|v| v.to_f64()).collect(),
         (npyz::TypeChar::Float, 4) => npy.into_vec::<f32>().map_err(malformed)?.into_iter().map(f64::from).collect(),
         (npyz::TypeChar::Float, 8) => npy.into_vec::<f64>().map_err(malformed)?,
         _ => return Err(InputError::UnsupportedType { path: path.into(), dtype: ts.to_string() }),
     };
-    if values.len() != rows * cols {
+    let n: u64 = shape.iter().product();
+    if values.len() as u64 != n {
         return Err(InputError::Malformed {
             path: path.into(),
             kind: "npy",
-            message: format!("shape {rows}x{cols} but {} values", values.len()),
+            message: format!("shape {shape:?} but {} values", values.len()),
         });
     }
-    if fortran {
+    if fortran && shape.len() == 2 {
         // Column-major: element (r, c) is at c * rows + r.
-        to_fp16((0..rows * cols).map(|i| values[(i % cols) * rows + i / cols]), rows, cols, path)
-    } else {
-        to_fp16(values.into_iter(), rows, cols, path)
+        let (rows, cols) = (shape[0] as usize, shape[1] as usize);
+        let c_order = (0..rows * cols).map(|i| values[(i % cols) * rows + i / cols]).collect();
+        return Ok((shape, c_order));
     }
+    Ok((shape, values))
+}
+
+/// Reads a 2-D `.npy` array.
+pub fn load_npy(bytes: &[u8], path: &str) -> Result<DenseMatrix, InputError> {
+    let (shape, values) = read_npy(bytes, path)?;
+    if shape.len() != 2 {
+        return Err(InputError::NotAMatrix { path: path.into(), shape });
+    }
+    to_fp16(values.into_iter(), shape[0] as usize, shape[1] as usize, path)
+}
+
+/// Reads an activation vector: a `.npy` array of K floats (shape (K,), (1, K) or (K, 1)),
+/// rounded to FP16 with the same checks as weights.
+pub fn load_activations(path: &Path) -> Result<Vec<f16>, InputError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| InputError::Io { path: name.clone(), source })?;
+    let (shape, values) = read_npy(&bytes, &name)?;
+    let is_vector = shape.len() == 1 || (shape.len() == 2 && (shape[0] == 1 || shape[1] == 1));
+    if !is_vector {
+        return Err(InputError::Malformed {
+            path: name,
+            kind: "activation",
+            message: format!("an activation vector must have shape (K,), (1, K) or (K, 1), got {shape:?}"),
+        });
+    }
+    let k = values.len();
+    Ok(to_fp16(values.into_iter(), 1, k, &name)?.data().to_vec())
 }
 
 /// Reads one 2-D tensor of a `.safetensors` file (the only 2-D one when `tensor` is `None`).

@@ -11,5 +11,5 @@ pub mod prune;
 pub mod workload;
 
 pub use encode::encode_parallel;
-pub use input::{load_dense, InputError};
+pub use input::{load_activations, load_dense, InputError};
 pub use workload::{Shape, SyntheticWorkload, PAPER_SHAPES};

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod accumulator;
+pub mod baselines;
 pub mod act_load;
 pub mod act_scan;
 pub mod chunk_fetch;
@@ -18,6 +19,7 @@ pub mod colptr_fetch;
 pub mod core;
 pub mod counters;
 pub mod drain;
+pub mod energy;
 pub mod memory;
 pub mod multiplier;
 pub mod rlc_decoder;

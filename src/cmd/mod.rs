@@ -2,4 +2,5 @@
 
 pub mod encode;
 pub mod inspect;
+pub mod simulate;
 pub mod spmspv;

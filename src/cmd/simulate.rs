@@ -1,0 +1,230 @@
+//! `lacuna simulate`: the cycle model of the Sparse SIMT core and the baselines, side by side.
+//!
+//! With no file: the embedded default, the Celty paper's six shapes at 30/50/70 % dual sparsity
+//! (synthetic, labelled so). With `FILE.rlc --x X.npy`: one job from files. Prints, per job, the
+//! core's cycles, speedup over dense on the same hardware, fraction of the byte-roofline limit,
+//! energy and stall breakdown, then every kernel's speedup; `--json` prints JSON instead, and
+//! `--out DIR` also writes `simulate.json`, `simulate.csv` and `speedup.svg`.
+
+use crate::table::Table;
+use anyhow::{bail, Context, Result};
+use lacuna_compiler::workload::{Shape, SyntheticWorkload, PAPER_SHAPES, PROVENANCE};
+use lacuna_model::baselines::{run_all, Kernel, KernelRun};
+use lacuna_model::energy::EnergyTable;
+use lacuna_model::Job;
+use lacuna_spec::{ActivationFilter, Activations, Arch, RlcMatrix};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `lacuna simulate`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// An .rlc weight file (needs --x); without it, the embedded default workloads.
+    rlc: Option<PathBuf>,
+    /// The activation vector for the .rlc file: a .npy of K floats.
+    #[arg(long, requires = "rlc")]
+    x: Option<PathBuf>,
+    /// Activation threshold for the .rlc job: |x| below it is skipped.
+    #[arg(long, default_value_t = 0.0, requires = "rlc")]
+    threshold: f32,
+    /// Architecture: a preset (edge, tiny) or a TOML file.
+    #[arg(long, default_value = "edge")]
+    arch: String,
+    /// Weight shapes MxK for the synthetic workloads (default: the paper's six).
+    #[arg(long, value_delimiter = ',', conflicts_with = "rlc")]
+    shape: Vec<Shape>,
+    /// Dual sparsity levels in percent for the synthetic workloads.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![30.0, 50.0, 70.0], conflicts_with = "rlc")]
+    sparsity: Vec<f64>,
+    /// Seed of the synthetic workloads.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print JSON (one object per job and kernel) instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Also write simulate.json, simulate.csv and speedup.svg into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// One kernel on one job, as reported.
+#[derive(Serialize, Clone)]
+pub struct Row {
+    pub shape: String,
+    pub weight_sparsity: f64,
+    pub act_sparsity: f64,
+    pub kernel: &'static str,
+    pub cycles: u64,
+    pub latency_us: f64,
+    pub speedup_vs_dense: f64,
+    pub roofline_fraction: f64,
+    pub energy_pj: f64,
+    pub bytes_loaded: u64,
+    pub arch: String,
+    pub arch_hash: String,
+    pub provenance: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters: Option<lacuna_model::Counters>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_by_unit: Option<lacuna_model::energy::Energy>,
+}
+
+struct JobSpec {
+    shape: String,
+    weight_sparsity: f64,
+    act_sparsity: f64,
+    provenance: String,
+}
+
+fn rows_of(arch: &Arch, spec: &JobSpec, m: &RlcMatrix, x: &Activations, filter: ActivationFilter, runs: &[KernelRun]) -> Vec<Row> {
+    let dense = runs.iter().find(|r| r.kernel == Kernel::Dense).expect("dense is always run").cycles as f64;
+    let s = m.stats();
+    let ideal = m.job_bytes(x.as_slice(), filter).total() as f64;
+    let limit = (s.dense_fp16_bytes + 2 * s.cols) as f64 / ideal;
+    runs.iter()
+        .map(|r| Row {
+            shape: spec.shape.clone(),
+            weight_sparsity: spec.weight_sparsity,
+            act_sparsity: spec.act_sparsity,
+            kernel: r.kernel.name(),
+            cycles: r.cycles,
+            latency_us: r.cycles as f64 / arch.clock_mhz as f64,
+            speedup_vs_dense: dense / r.cycles as f64,
+            roofline_fraction: dense / r.cycles as f64 / limit,
+            energy_pj: r.energy.total_pj(),
+            bytes_loaded: r.bytes_loaded,
+            arch: arch.name.clone(),
+            arch_hash: arch.hash().to_string(),
+            provenance: spec.provenance.clone(),
+            counters: r.counters,
+            energy_by_unit: (r.kernel == Kernel::Lacuna).then_some(r.energy),
+        })
+        .collect()
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let arch = Arch::load(&a.arch)?;
+    let energy = EnergyTable::default();
+    let mut rows = Vec::new();
+    if let Some(path) = &a.rlc {
+        let Some(xp) = &a.x else { bail!("an .rlc file needs its activation vector: --x X.npy") };
+        let m = lacuna_spec::read_rlc_file(path)?;
+        if m.panel_rows() > arch.tile_rows() {
+            bail!(
+                "{} has panels of {} rows but the `{}` arch's tile holds {}: re-encode with `lacuna encode --arch {}`",
+                path.display(), m.panel_rows(), arch.name, arch.tile_rows(), a.arch
+            );
+        }
+        let x = Activations::new(lacuna_compiler::load_activations(xp)?).with_context(|| xp.display().to_string())?;
+        if x.len() != m.cols() as usize {
+            bail!("{} has {} activations but {} has {} columns", xp.display(), x.len(), path.display(), m.cols());
+        }
+        if !(a.threshold >= 0.0 && a.threshold.is_finite()) {
+            bail!("--threshold must be a finite number >= 0, got {}", a.threshold);
+        }
+        let filter = ActivationFilter { threshold: half::f16::from_f32(a.threshold) };
+        let s = m.stats();
+        let spec = JobSpec {
+            shape: format!("{}x{}", s.rows, s.cols),
+            weight_sparsity: 1.0 - s.nnz as f64 / (s.rows * s.cols) as f64,
+            act_sparsity: 1.0 - x.active_count(filter) as f64 / x.len() as f64,
+            provenance: format!("files: {} and {}", path.display(), xp.display()),
+        };
+        let runs = run_all(&arch, &Job::new(&m, &x, filter), &energy)?;
+        rows.extend(rows_of(&arch, &spec, &m, &x, filter, &runs));
+    } else {
+        let shapes = if a.shape.is_empty() { PAPER_SHAPES.to_vec() } else { a.shape.clone() };
+        if let Some(s) = a.sparsity.iter().find(|s| !(0.0..=100.0).contains(*s)) {
+            bail!("--sparsity levels are percentages in 0..=100, got {s}");
+        }
+        for shape in &shapes {
+            if 2 * shape.cols as u64 > arch.sram.activation_bytes as u64 {
+                bail!("shape {shape}: K = {} does not fit the `{}` arch's activation SRAM ({} bytes)", shape.cols, arch.name, arch.sram.activation_bytes);
+            }
+        }
+        eprintln!("workloads: {PROVENANCE}; seed {}; arch {} ({})", a.seed, arch.name, arch.hash());
+        let bar = indicatif::ProgressBar::new((shapes.len() * a.sparsity.len()) as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} jobs {elapsed} {msg}").expect("a valid template"),
+        );
+        for &shape in &shapes {
+            bar.set_message(format!("{shape}: drawing"));
+            let pair = SyntheticWorkload::dense_pair(shape, a.seed);
+            for &level in &a.sparsity {
+                bar.set_message(format!("{shape} at {level}%"));
+                let f = level / 100.0;
+                let w = SyntheticWorkload::at_sparsity(shape, a.seed, &pair, f, f);
+                let m = lacuna_compiler::encode_parallel(&w.weights, Some(arch.tile_rows()))?;
+                let filter = ActivationFilter::NONZERO;
+                let spec = JobSpec {
+                    shape: shape.to_string(),
+                    weight_sparsity: w.weight_pruning.sparsity,
+                    act_sparsity: w.act_pruning.sparsity,
+                    provenance: PROVENANCE.to_string(),
+                };
+                let runs = run_all(&arch, &Job::new(&m, &w.activations, filter), &energy)?;
+                rows.extend(rows_of(&arch, &spec, &m, &w.activations, filter, &runs));
+                bar.inc(1);
+            }
+        }
+        bar.finish_and_clear();
+    }
+
+    if let Some(dir) = &a.out {
+        crate::report::write_simulate(dir, &rows)?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        print_tables(&arch, &rows);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_tables(arch: &Arch, rows: &[Row]) {
+    println!(
+        "lacuna Sparse SIMT core, cycle model, arch `{}` ({}), {} MHz, {} ({:.1} GB/s); {}",
+        arch.name, arch.hash(), arch.clock_mhz, arch.memory.technology, arch.memory_gbps(), rows[0].provenance
+    );
+    let mut t = Table::new(&[
+        "shape", "W/A %", "cycles", "latency us", "vs dense", "roofline", "energy uJ", "MB loaded", "busy", "memory", "columns", "backpr.", "drain", "tail",
+    ]);
+    for r in rows.iter().filter(|r| r.kernel == "lacuna") {
+        let k = r.counters.expect("the core reports counters");
+        let pct = |v: u64| format!("{:.1}%", 100.0 * v as f64 / k.cycles as f64);
+        t.row(vec![
+            r.shape.clone(),
+            format!("{:.0}/{:.0}", 100.0 * r.weight_sparsity, 100.0 * r.act_sparsity),
+            r.cycles.to_string(),
+            format!("{:.1}", r.latency_us),
+            format!("{:.2}x", r.speedup_vs_dense),
+            format!("{:.1}%", 100.0 * r.roofline_fraction),
+            format!("{:.2}", r.energy_pj / 1e6),
+            format!("{:.2}", r.bytes_loaded as f64 / 1e6),
+            pct(k.busy),
+            pct(k.stall_memory),
+            pct(k.stall_columns),
+            pct(k.stall_backpressure),
+            pct(k.stall_drain),
+            pct(k.tail),
+        ]);
+    }
+    print!("{}", t.render());
+    println!("vs dense = dense FP16 GEMV cycles on the same memory and compute width / core cycles; roofline = that speedup / (dense bytes / bytes the sparse job must load); busy..tail: where the decoder's cycles went (docs/microarchitecture.md)");
+    println!();
+    let kernels: Vec<&str> = Kernel::ALL.iter().map(|k| k.name()).collect();
+    let mut header = vec!["shape", "W/A %"];
+    header.extend(kernels.iter().copied());
+    let mut t = Table::new(&header);
+    for r in rows.iter().filter(|r| r.kernel == "lacuna") {
+        let mut cells = vec![r.shape.clone(), format!("{:.0}/{:.0}", 100.0 * r.weight_sparsity, 100.0 * r.act_sparsity)];
+        for k in &kernels {
+            let x = rows.iter().find(|o| o.shape == r.shape && o.weight_sparsity == r.weight_sparsity && o.kernel == *k);
+            cells.push(x.map_or("-".into(), |x| format!("{:.2}x", x.speedup_vs_dense)));
+        }
+        t.row(cells);
+    }
+    println!("speedup over dense FP16 GEMV, every kernel on the same memory system and compute width:");
+    print!("{}", t.render());
+}
