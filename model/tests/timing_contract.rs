@@ -1,0 +1,186 @@
+//! The timing contract of docs/microarchitecture.md, checked on jobs small enough to work out by
+//! hand, and the counters on jobs where their values are known.
+
+use half::f16;
+use lacuna_model::{simulate, simulate_with, Fault, Job, PanelData};
+use lacuna_spec::{ActivationFilter, Activations, Arch, DenseMatrix, RlcMatrix};
+
+/// `tiny` with 16-byte bursts on a 16-byte bus (one beat), latency 4, two requests in flight.
+fn tiny() -> Arch {
+    Arch::preset("tiny").unwrap()
+}
+
+/// A wide-tile variant for longer columns: 4 lanes x 256 registers = 1024 rows.
+fn tall(ports: u32) -> Arch {
+    let mut a = tiny();
+    a.name = "tiny-tall".into();
+    a.core.acc_regs_per_lane = 256;
+    a.core.acc_write_ports = ports;
+    a.core.lane_queue_depth = 8;
+    a.core.fetch_buffer_chunks = 16;
+    a.memory.max_outstanding = 16;
+    a.validate().unwrap();
+    a
+}
+
+fn job_of(w: &DenseMatrix, x: &[f32], arch: &Arch) -> (RlcMatrix, Activations) {
+    let m = RlcMatrix::encode(w, Some(arch.tile_rows())).unwrap();
+    let x = Activations::new(x.iter().map(|&v| f16::from_f32(v)).collect()).unwrap();
+    (m, x)
+}
+
+#[test]
+fn a_one_by_one_job_takes_the_cycles_worked_out_by_hand() {
+    // Addresses: x at 0, values at 16, runs at 32, colptr at 48, y at 64 (16-byte bursts).
+    // t=0   act_load issues x's burst; it completes at 0 + 4 + 1 = 5.
+    // t=5   the scan sees x_0 and queues column 0;   t=6 it queues the end-of-panel marker.
+    // t=6   colptr_fetch takes column 0 and issues the pointer burst: complete at 11.
+    // t=11  pointers known: column (0, 1) queued.    t=12 the marker follows.
+    // t=12  chunk_fetch cuts the slice, issues the value burst (done 17); t=13 the run burst (18).
+    // t=18  the slice enters D1; 19 D2; 20 D3; 21 multiplier; 22 route; 23 delivered to lane 0.
+    // t=24  the add issues (done 26); the marker waits in route until the add completes.
+    // t=26  drain starts; t=27 it reads register row 0 and issues the y burst: complete at 32.
+    let arch = tiny();
+    let mut w = DenseMatrix::zeros(1, 1);
+    w.set(0, 0, f16::from_f32(3.0));
+    let (m, x) = job_of(&w, &[0.5], &arch);
+    let r = simulate(&arch, &Job::new(&m, &x, ActivationFilter::NONZERO)).unwrap();
+    assert_eq!(r.y, vec![1.5]);
+    let k = r.counters;
+    assert_eq!(k.cycles, 32);
+    assert_eq!(k.busy, 2, "the slice and the marker each take a decoder cycle");
+    assert_eq!((k.bytes.activations, k.bytes.colptr, k.bytes.values, k.bytes.runs, k.bytes.outputs), (16, 16, 16, 16, 16));
+    assert_eq!(k.bytes.requests, 5);
+    assert_eq!((k.slices, k.useful_entries, k.padding_entries, k.masked_slots), (1, 1, 0, 7));
+}
+
+#[test]
+fn a_column_whose_activation_is_skipped_is_never_loaded() {
+    let arch = tiny();
+    let mut w = DenseMatrix::zeros(8, 3);
+    for r in 0..8 {
+        for c in 0..3 {
+            w.set(r, c, f16::from_f32(1.0 + r as f32));
+        }
+    }
+    let (m, x) = job_of(&w, &[0.0, 2.0, 0.0], &arch);
+    let k = simulate(&arch, &Job::new(&m, &x, ActivationFilter::NONZERO)).unwrap().counters;
+    assert_eq!(k.active_columns, 1);
+    assert_eq!(k.useful_entries, 8);
+    // Column 1 is entries 8..16: exactly one 16-byte value burst and one run burst.
+    assert_eq!(k.bytes.values, 16);
+    assert_eq!(k.bytes.runs, 16);
+}
+
+#[test]
+fn all_zero_activations_load_no_weights_and_write_zeros() {
+    let arch = tiny();
+    let mut w = DenseMatrix::zeros(40, 5);
+    w.set(3, 2, f16::ONE);
+    let (m, x) = job_of(&w, &[0.0; 5], &arch);
+    let r = simulate(&arch, &Job::new(&m, &x, ActivationFilter::NONZERO)).unwrap();
+    assert!(r.y.iter().all(|v| v.to_bits() == 0));
+    let k = r.counters;
+    assert_eq!((k.slices, k.bytes.values, k.bytes.runs, k.bytes.colptr), (0, 0, 0, 0));
+    // Two panels of 32 and 8 rows: 160 bytes of output in 16-byte bursts.
+    assert_eq!(k.bytes.outputs, 160);
+    assert_eq!(k.panels, 2);
+}
+
+/// A dense column of 1024 rows: 128 slices of 8 entries, 2 entries per lane per slice.
+fn dense_column(arch: &Arch) -> lacuna_model::Counters {
+    let mut w = DenseMatrix::zeros(1024, 1);
+    for r in 0..1024 {
+        w.set(r, 0, f16::from_f32(1.0 + (r % 7) as f32));
+    }
+    let (m, x) = job_of(&w, &[1.0], arch);
+    let job = Job::new(&m, &x, ActivationFilter::NONZERO);
+    let r = simulate(arch, &job).unwrap();
+    assert_eq!(r.counters, simulate_with(arch, &job, false).unwrap().counters);
+    r.counters
+}
+
+#[test]
+fn a_memory_bound_column_streams_at_one_burst_per_cycle() {
+    // 128 value bursts + 32 run bursts on a one-burst-per-cycle bus: about 160 cycles of transfer
+    // before the tail (the drain reads 256 register rows and writes 4 KiB of y after that).
+    let k = dense_column(&tall(2));
+    assert_eq!((k.slices, k.useful_entries, k.masked_slots), (128, 1024, 0));
+    assert_eq!((k.bytes.values, k.bytes.runs, k.bytes.outputs), (128 * 16, 32 * 16, 4096));
+    let work = k.cycles - k.tail;
+    assert!((160..=160 + 30).contains(&work), "{work}: {k:?}");
+    assert!(k.tail >= 256, "drain reads one register row per cycle: {k:?}");
+    assert!(k.stall_memory >= 30, "a slice needs 1.25 bursts: the decoder waits on memory: {k:?}");
+}
+
+#[test]
+fn one_write_port_makes_the_same_column_accumulate_bound() {
+    // 2 entries per lane per slice and 1 port: at least 2 cycles per slice, 256 in all.
+    let k = dense_column(&tall(1));
+    let work = k.cycles - k.tail;
+    assert!((256..=256 + 30).contains(&work), "{work}: {k:?}");
+    assert!(k.stall_backpressure >= 100, "{k:?}");
+    assert!(k.acc.port_limited >= 128 * 4 / 2, "{k:?}");
+}
+
+#[test]
+fn the_cycle_classes_add_up_to_the_cycles() {
+    for arch in [tall(1), tall(2)] {
+        let k = dense_column(&arch);
+        assert_eq!(k.busy + k.stall_memory + k.stall_columns + k.stall_backpressure + k.stall_drain + k.tail, k.cycles);
+    }
+}
+
+#[test]
+fn a_run_past_the_end_of_its_column_raises_a_fault_and_ends() {
+    let arch = tiny();
+    // 4 rows; one entry whose run (15) puts it at row 15.
+    let values = [f16::ONE, f16::ZERO, f16::ZERO, f16::ZERO, f16::ZERO, f16::ZERO, f16::ZERO, f16::ZERO];
+    let runs = [0x0f, 0, 0, 0];
+    let colptr = [0u32, 1];
+    let x = [f16::ONE];
+    let job = Job {
+        rows: 4,
+        panel_rows: 4,
+        panels: vec![PanelData { rows: 4, values: &values, runs: &runs, colptr: &colptr }],
+        x: &x,
+        filter: ActivationFilter::NONZERO,
+    };
+    let r = simulate(&arch, &job).unwrap();
+    assert!(matches!(r.fault, Some(Fault::RunOverrunsColumn { panel: 0, col: 0, row: 15, .. })), "{:?}", r.fault);
+    assert!(r.counters.cycles < 100);
+}
+
+#[test]
+fn column_pointers_that_go_backwards_or_past_the_arrays_raise_a_fault() {
+    let arch = tiny();
+    let values = [f16::ONE; 8];
+    let runs = [0u8; 4];
+    let x = [f16::ONE, f16::ONE];
+    for colptr in [[0u32, 5, 3], [0, 2, 40]] {
+        let job = Job {
+            rows: 8,
+            panel_rows: 8,
+            panels: vec![PanelData { rows: 8, values: &values, runs: &runs, colptr: &colptr }],
+            x: &x,
+            filter: ActivationFilter::NONZERO,
+        };
+        let r = simulate(&arch, &job).unwrap();
+        assert!(matches!(r.fault, Some(Fault::BadColumnPointer { col: 1, .. })), "{colptr:?}: {:?}", r.fault);
+    }
+}
+
+#[test]
+fn a_panel_taller_than_the_tile_or_an_x_larger_than_the_sram_is_refused() {
+    let arch = tiny();
+    let w = DenseMatrix::zeros(64, 2);
+    let m = RlcMatrix::encode(&w, None).unwrap();
+    let x = Activations::new(vec![f16::ONE; 2]).unwrap();
+    let err = simulate(&arch, &Job::new(&m, &x, ActivationFilter::NONZERO)).unwrap_err();
+    assert!(err.to_string().contains("tile of 32 rows"), "{err}");
+    let w = DenseMatrix::zeros(4, 300);
+    let m = RlcMatrix::encode(&w, None).unwrap();
+    let x = Activations::new(vec![f16::ONE; 300]).unwrap();
+    let err = simulate(&arch, &Job::new(&m, &x, ActivationFilter::NONZERO)).unwrap_err();
+    assert!(err.to_string().contains("activation SRAM"), "{err}");
+}
