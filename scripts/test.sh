@@ -25,7 +25,8 @@ cargo test --workspace --locked
 log "benchmarks compile (release; run them with cargo bench)"
 cargo bench --workspace --locked --no-run
 
-log "the README's main job, on one small shape (a smoke test of the release path)"
+log "the README's main jobs, on one small shape (a smoke test of the release path)"
+cargo run --release --locked -- simulate --shape 512x1024 >/dev/null
 cargo run --release --locked -- spmspv --shape 512x1024 --reps 1 >/dev/null
 
 log "all tests passed"

@@ -167,3 +167,70 @@ fn spmspv_refuses_bad_arguments_clearly() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("ROWSxCOLS"), "{}", stderr(&o));
 }
+
+#[test]
+fn simulate_reports_the_core_and_every_baseline_with_the_documented_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let o = lacuna(&["simulate", "--shape", "300x200", "--sparsity", "50,70", "--json", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 2 * 6, "two levels x six kernels");
+    for r in rows {
+        for key in ["shape", "weight_sparsity", "act_sparsity", "kernel", "cycles", "speedup_vs_dense", "roofline_fraction", "energy_pj", "bytes_loaded"] {
+            assert!(!r[key].is_null(), "missing {key}: {r}");
+        }
+        assert!(r["provenance"].as_str().unwrap().contains("synthetic"));
+    }
+    let ours: Vec<&serde_json::Value> = rows.iter().filter(|r| r["kernel"] == "lacuna").collect();
+    assert!(ours.iter().all(|r| r["speedup_vs_dense"].as_f64().unwrap() > 1.0));
+    for f in ["simulate.json", "simulate.csv", "speedup.svg"] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    let csv = std::fs::read_to_string(out.join("simulate.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 12);
+    assert!(std::fs::read_to_string(out.join("speedup.svg")).unwrap().contains("<svg"));
+}
+
+#[test]
+fn simulate_runs_an_rlc_file_with_an_activation_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("w.npy");
+    let rlc = dir.path().join("w.rlc");
+    write_npy(&npy, 100, 40);
+    let xs = dir.path().join("x.npy");
+    {
+        use npyz::WriterBuilder;
+        let mut f = std::fs::File::create(&xs).unwrap();
+        let mut w = npyz::WriteOptions::<f32>::new().default_dtype().shape(&[40]).writer(&mut f).begin_nd().unwrap();
+        w.extend((0..40).map(|i| if i % 3 == 0 { 0.0 } else { i as f32 / 10.0 })).unwrap();
+        w.finish().unwrap();
+    }
+    let o = lacuna(&["encode", npy.to_str().unwrap(), "-o", rlc.to_str().unwrap(), "--arch", "tiny"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = lacuna(&["simulate", rlc.to_str().unwrap(), "--x", xs.to_str().unwrap(), "--arch", "tiny", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v[0]["kernel"], "lacuna");
+    assert!(v[0]["provenance"].as_str().unwrap().contains("x.npy"));
+    // An .rlc encoded for a larger tile than the arch has is refused with the fix in the message.
+    let o = lacuna(&["encode", npy.to_str().unwrap(), "-o", rlc.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert_clean_error(&lacuna(&["simulate", rlc.to_str().unwrap(), "--x", xs.to_str().unwrap(), "--arch", "tiny"]), "--arch");
+}
+
+#[test]
+fn simulate_refuses_a_bad_arch_file_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("a.toml");
+    let text = lacuna_spec_text().replace("lanes = 16", "lanes = 6");
+    std::fs::write(&toml, text).unwrap();
+    assert_clean_error(&lacuna(&["simulate", "--arch", toml.to_str().unwrap(), "--shape", "64x64"]), "core.lanes must be a power of two, got 6");
+    std::fs::write(&toml, "name = \"x\"\nbogus = 1\n").unwrap();
+    assert_clean_error(&lacuna(&["simulate", "--arch", toml.to_str().unwrap()]), "bogus");
+}
+
+fn lacuna_spec_text() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/spec/presets/edge.toml")).unwrap()
+}

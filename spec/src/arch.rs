@@ -119,12 +119,14 @@ pub enum ArchError {
         message: String,
     },
     /// The TOML text did not parse or had unknown or missing fields.
-    #[error("cannot parse arch file {path}: {source}")]
+    #[error("cannot parse arch file {path}, line {line}: {message}")]
     Parse {
         /// The file.
         path: String,
+        /// 1-based line of the problem (0 when unknown).
+        line: usize,
         /// The parser's message.
-        source: toml::de::Error,
+        message: String,
     },
     /// The file could not be read.
     #[error("cannot read arch file {path}: {source}")]
@@ -180,9 +182,10 @@ impl Arch {
 
     /// Parses and validates TOML text; `origin` names it in errors.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Arch, ArchError> {
-        let arch: Arch = toml::from_str(text).map_err(|source| ArchError::Parse {
+        let arch: Arch = toml::from_str(text).map_err(|e| ArchError::Parse {
             path: origin.to_string(),
-            source,
+            line: e.span().map_or(0, |s| text[..s.start.min(text.len())].matches('\n').count() + 1),
+            message: e.message().to_string(),
         })?;
         arch.validate()?;
         Ok(arch)
