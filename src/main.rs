@@ -28,6 +28,10 @@ enum Command {
     Spmspv(cmd::spmspv::Args),
     /// Simulate the Sparse SIMT core (cycle model) and the baselines on the same hardware.
     Simulate(cmd::simulate::Args),
+    /// Sweep the cycle model over architecture parameters, one shard of a job array at a time.
+    Sweep(cmd::sweep::Args),
+    /// Join the shard outputs of one sweep.
+    Merge(cmd::merge::Args),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +41,8 @@ fn main() -> ExitCode {
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Spmspv(a) => cmd::spmspv::run(a),
         Command::Simulate(a) => cmd::simulate::run(a),
+        Command::Sweep(a) => cmd::sweep::run(a),
+        Command::Merge(a) => cmd::merge::run(a),
     };
     match result {
         Ok(code) => code,

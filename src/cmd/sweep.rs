@@ -1,0 +1,208 @@
+//! `lacuna sweep`: the cycle model over a grid of architecture parameters and workloads.
+//!
+//! The grid is the cartesian product of the listed values (lanes, entries per lane, accumulate
+//! write ports, memory bytes per cycle) over a base arch, times the workloads (shapes x levels).
+//! Points are numbered in a fixed order; `--shard i/n` runs the points whose number is i mod n, so
+//! that a cluster's job array (Slurm `--array`, Kubernetes indexed jobs) runs one shard per task,
+//! and `lacuna merge` joins the shards. Points run in parallel (rayon) and are written in point
+//! order, so the output does not depend on the thread count. Every line carries the sweep's hash;
+//! merge refuses shards of different sweeps.
+
+use anyhow::{bail, Context, Result};
+use lacuna_compiler::workload::{Shape, SyntheticWorkload, PROVENANCE};
+use lacuna_model::baselines::stream_cycles;
+use lacuna_model::energy::EnergyTable;
+use lacuna_model::{simulate, Job};
+use lacuna_spec::{ActivationFilter, Arch};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use sweep_hash::stable_hash;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `lacuna sweep`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The base arch (a preset or a TOML file); the lists below replace its fields.
+    #[arg(long, default_value = "edge")]
+    arch: String,
+    /// core.lanes values.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![8, 16, 32])]
+    lanes: Vec<u32>,
+    /// core.entries_per_lane values.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1, 2, 4])]
+    entries_per_lane: Vec<u32>,
+    /// core.acc_write_ports values.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1, 2])]
+    write_ports: Vec<u32>,
+    /// memory.bytes_per_cycle values.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![32, 64, 128])]
+    bytes_per_cycle: Vec<u32>,
+    /// Workload shapes MxK (synthetic).
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["4096x4096".parse::<Shape>().expect("a valid shape")])]
+    shape: Vec<Shape>,
+    /// Dual sparsity levels in percent.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![50.0, 70.0])]
+    sparsity: Vec<f64>,
+    /// Seed of the synthetic workloads.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Run only shard I of N (points whose number is I mod N), e.g. 0/8.
+    #[arg(long, default_value = "0/1")]
+    shard: String,
+    /// Output file (JSON lines, one per point).
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+/// One point's result.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Point {
+    /// The sweep's hash: every point of one sweep carries the same.
+    pub sweep: String,
+    /// The point's number in the sweep.
+    pub index: usize,
+    /// Points in the whole sweep.
+    pub total: usize,
+    pub lanes: u32,
+    pub entries_per_lane: u32,
+    pub acc_write_ports: u32,
+    pub bytes_per_cycle: u32,
+    pub arch_hash: String,
+    pub shape: String,
+    pub sparsity: f64,
+    /// Arch invalid for this point: why (the point is reported, not run).
+    pub invalid: Option<String>,
+    pub cycles: u64,
+    pub dense_cycles: u64,
+    pub speedup_vs_dense: f64,
+    pub roofline_fraction: f64,
+    pub energy_pj: f64,
+    pub bytes_loaded: u64,
+    pub provenance: String,
+}
+
+fn parse_shard(s: &str) -> Result<(usize, usize)> {
+    let err = || anyhow::anyhow!("--shard must be I/N with 0 <= I < N, got `{s}`");
+    let (i, n) = s.split_once('/').ok_or_else(err)?;
+    let (i, n): (usize, usize) = (i.parse().map_err(|_| err())?, n.parse().map_err(|_| err())?);
+    if n == 0 || i >= n {
+        return Err(err());
+    }
+    Ok((i, n))
+}
+
+/// A hash of everything that defines the sweep, so shards of different sweeps cannot be merged.
+mod sweep_hash {
+    /// FNV-1a over the bytes: stable across runs, platforms and Rust versions.
+    pub fn stable_hash(text: &str) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in text.bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let (shard, shards) = parse_shard(&a.shard)?;
+    let base = Arch::load(&a.arch)?;
+    if let Some(s) = a.sparsity.iter().find(|s| !(0.0..=100.0).contains(*s)) {
+        bail!("--sparsity levels are percentages in 0..=100, got {s}");
+    }
+    let mut grid = Vec::new();
+    for &l in &a.lanes {
+        for &e in &a.entries_per_lane {
+            for &p in &a.write_ports {
+                for &b in &a.bytes_per_cycle {
+                    for &shape in &a.shape {
+                        for &s in &a.sparsity {
+                            grid.push((l, e, p, b, shape, s));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let total = grid.len();
+    let sweep = stable_hash(&format!("{}|{:?}|{}", base.hash(), grid.iter().map(|g| format!("{g:?}")).collect::<Vec<_>>(), a.seed));
+    let mine: Vec<usize> = (0..total).filter(|i| i % shards == shard).collect();
+    eprintln!("sweep {sweep}: {total} points, shard {shard}/{shards} runs {}; workloads: {PROVENANCE}", mine.len());
+
+    // Workloads are shared by the points: draw and prune each (shape, level) once.
+    let mut workloads = std::collections::BTreeMap::new();
+    for &shape in &a.shape {
+        let pair = SyntheticWorkload::dense_pair(shape, a.seed);
+        for &s in &a.sparsity {
+            let f = s / 100.0;
+            workloads.insert((shape.to_string(), s.to_bits()), SyntheticWorkload::at_sparsity(shape, a.seed, &pair, f, f));
+        }
+    }
+    let energy = EnergyTable::default();
+    let bar = indicatif::ProgressBar::new(mine.len() as u64);
+    let points: Vec<Point> = mine
+        .par_iter()
+        .map(|&i| {
+            let (l, e, p, b, shape, s) = grid[i];
+            let mut arch = base.clone();
+            arch.name = format!("{}-l{l}-e{e}-p{p}-b{b}", base.name);
+            arch.core.lanes = l;
+            arch.core.entries_per_lane = e;
+            arch.core.acc_write_ports = p;
+            arch.memory.bytes_per_cycle = b;
+            let mut pt = Point {
+                sweep: sweep.clone(),
+                index: i,
+                total,
+                lanes: l,
+                entries_per_lane: e,
+                acc_write_ports: p,
+                bytes_per_cycle: b,
+                arch_hash: arch.hash().to_string(),
+                shape: shape.to_string(),
+                sparsity: s,
+                invalid: None,
+                cycles: 0,
+                dense_cycles: 0,
+                speedup_vs_dense: 0.0,
+                roofline_fraction: 0.0,
+                energy_pj: 0.0,
+                bytes_loaded: 0,
+                provenance: PROVENANCE.into(),
+            };
+            if let Err(err) = arch.validate() {
+                pt.invalid = Some(err.to_string());
+                bar.inc(1);
+                return Ok(pt);
+            }
+            let w = &workloads[&(shape.to_string(), s.to_bits())];
+            let m = lacuna_compiler::encode_parallel(&w.weights, Some(arch.tile_rows()))?;
+            let filter = ActivationFilter::NONZERO;
+            let r = simulate(&arch, &Job::new(&m, &w.activations, filter))?;
+            let (rows, cols) = (shape.rows as u64, shape.cols as u64);
+            let burst = arch.memory.request_bytes as u64;
+            let dense_bytes = 2 * rows * cols + 2 * cols;
+            pt.dense_cycles = stream_cycles(&arch, dense_bytes.div_ceil(burst), (rows * cols).div_ceil(arch.chunk_entries() as u64), (4 * rows).div_ceil(burst));
+            pt.cycles = r.counters.cycles;
+            pt.speedup_vs_dense = pt.dense_cycles as f64 / pt.cycles as f64;
+            let ideal = m.job_bytes(w.activations.as_slice(), filter).total() as f64;
+            pt.roofline_fraction = pt.speedup_vs_dense / (dense_bytes as f64 / ideal);
+            pt.energy_pj = energy.of_core(&r.counters, cols * m.panels().len() as u64).total_pj();
+            pt.bytes_loaded = r.counters.bytes.loaded();
+            bar.inc(1);
+            Ok(pt)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    bar.finish_and_clear();
+    let mut f = std::io::BufWriter::new(
+        std::fs::File::create(&a.output).with_context(|| format!("cannot write {}", a.output.display()))?,
+    );
+    for p in &points {
+        writeln!(f, "{}", serde_json::to_string(p)?)?;
+    }
+    f.flush()?;
+    eprintln!("wrote {} points to {}", points.len(), a.output.display());
+    Ok(ExitCode::SUCCESS)
+}
