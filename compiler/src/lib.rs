@@ -10,6 +10,6 @@ pub mod input;
 pub mod prune;
 pub mod workload;
 
-pub use encode::encode_parallel;
+pub use encode::{balanced_panel_rows, encode_parallel};
 pub use input::{load_activations, load_dense, InputError};
 pub use workload::{Shape, SyntheticWorkload, PAPER_SHAPES};

@@ -16,7 +16,7 @@ pub struct Args {
     /// The tensor to encode from a .safetensors file (optional when it holds one 2-D tensor).
     #[arg(long)]
     tensor: Option<String>,
-    /// Split into row panels of the tile height of this arch (a preset name or a .toml file).
+    /// Split into balanced row panels that fit the tile of this arch (a preset name or a .toml file).
     #[arg(long, conflicts_with = "panel_rows")]
     arch: Option<String>,
     /// Split into row panels of this many rows (default: one panel).
@@ -27,7 +27,7 @@ pub struct Args {
 pub fn run(a: Args) -> Result<ExitCode> {
     let dense = lacuna_compiler::load_dense(&a.input, a.tensor.as_deref())?;
     let panel_rows = match (&a.arch, a.panel_rows) {
-        (Some(name), _) => Some(Arch::load(name)?.tile_rows()),
+        (Some(name), _) => Some(lacuna_compiler::balanced_panel_rows(dense.rows(), Arch::load(name)?.tile_rows())),
         (None, Some(0)) => anyhow::bail!("--panel-rows must be at least 1"),
         (None, p) => p,
     };
