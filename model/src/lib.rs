@@ -89,24 +89,14 @@ impl<'a> Job<'a> {
         }
     }
 
-    /// The memory image's addresses for `arch`.
+    /// The memory image's addresses for `arch` (`lacuna_spec::job`).
     pub fn layout(&self, arch: &Arch) -> JobLayout {
-        let align = arch.memory.request_bytes as u64;
-        let up = |a: u64| a.div_ceil(align) * align;
-        let mut at = up(2 * self.x.len() as u64);
-        let panels = self
-            .panels
-            .iter()
-            .map(|p| {
-                let values = at;
-                let runs = up(values + 2 * p.values.len() as u64);
-                let colptr = up(runs + p.runs.len() as u64);
-                at = up(colptr + 4 * p.colptr.len() as u64);
-                lacuna_spec::job::PanelLayout { values, runs, colptr }
-            })
-            .collect();
-        let y = at;
-        JobLayout { x: 0, panels, y, bytes: up(y + 4 * self.rows as u64) }
+        let lengths = self.panels.iter().map(|p| lacuna_spec::job::PanelLengths {
+            values: p.values.len() as u64,
+            run_bytes: p.runs.len() as u64,
+            colptr: p.colptr.len() as u64,
+        });
+        JobLayout::from_lengths(arch, self.x.len() as u64, self.rows as u64, lengths)
     }
 }
 

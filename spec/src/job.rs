@@ -32,27 +32,45 @@ pub struct JobLayout {
     pub bytes: u64,
 }
 
+/// Array lengths of one panel as laid out in memory: values (entries), run-length bytes, pointers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PanelLengths {
+    /// FP16 values.
+    pub values: u64,
+    /// Bytes of packed run lengths.
+    pub run_bytes: u64,
+    /// Column pointers.
+    pub colptr: u64,
+}
+
 impl JobLayout {
-    /// Lays out `m` for `arch`.
-    pub fn new(arch: &Arch, m: &RlcMatrix) -> JobLayout {
+    /// Lays out a job of `x_len` activations, `rows` outputs and these panels for `arch`.
+    pub fn from_lengths(arch: &Arch, x_len: u64, rows: u64, panels: impl IntoIterator<Item = PanelLengths>) -> JobLayout {
         let align = arch.memory.request_bytes as u64;
         let up = |a: u64| a.div_ceil(align) * align;
-        let mut at = 0u64;
-        let x = at;
-        at = up(at + 2 * m.cols() as u64);
-        let panels = m
-            .panels()
-            .iter()
+        let x = 0;
+        let mut at = up(2 * x_len);
+        let panels = panels
+            .into_iter()
             .map(|p| {
                 let values = at;
-                let runs = up(values + 2 * p.padded_len());
-                let colptr = up(runs + p.padded_len() / 2);
-                at = up(colptr + 4 * (p.cols() as u64 + 1));
+                let runs = up(values + 2 * p.values);
+                let colptr = up(runs + p.run_bytes);
+                at = up(colptr + 4 * p.colptr);
                 PanelLayout { values, runs, colptr }
             })
             .collect();
         let y = at;
-        at = up(y + 4 * m.rows() as u64);
-        JobLayout { x, panels, y, bytes: at }
+        JobLayout { x, panels, y, bytes: up(y + 4 * rows) }
+    }
+
+    /// Lays out `m` for `arch`.
+    pub fn new(arch: &Arch, m: &RlcMatrix) -> JobLayout {
+        let lengths = m.panels().iter().map(|p| PanelLengths {
+            values: p.padded_len(),
+            run_bytes: p.runs().len() as u64,
+            colptr: p.colptr().len() as u64,
+        });
+        JobLayout::from_lengths(arch, m.cols() as u64, m.rows() as u64, lengths)
     }
 }
