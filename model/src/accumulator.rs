@@ -7,7 +7,6 @@
 //! registers out, nothing issues.
 
 use lacuna_spec::numerics::accumulate;
-use std::collections::VecDeque;
 
 /// Per-cycle stall counts of the accumulator, in lane-cycles.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -18,6 +17,62 @@ pub struct AccStalls {
     pub port_limited: u64,
 }
 
+/// Per-lane FIFOs of (register, product), as one flat ring buffer per lane.
+pub struct Fifos {
+    depth: usize,
+    slots: Vec<(u32, f32)>,
+    head: Vec<usize>,
+    len: Vec<usize>,
+}
+
+impl Fifos {
+    fn new(lanes: usize, depth: usize) -> Fifos {
+        Fifos { depth, slots: vec![(0, 0.0); lanes * depth], head: vec![0; lanes], len: vec![0; lanes] }
+    }
+
+    /// Entries waiting in lane `l`.
+    #[inline]
+    pub fn len(&self, l: usize) -> usize {
+        self.len[l]
+    }
+
+    /// True when lane `l` holds nothing.
+    #[inline]
+    pub fn is_empty(&self, l: usize) -> bool {
+        self.len[l] == 0
+    }
+
+    /// Appends to lane `l` (which must have room).
+    #[inline]
+    pub fn push(&mut self, l: usize, v: (u32, f32)) {
+        debug_assert!(self.len[l] < self.depth);
+        let mut i = self.head[l] + self.len[l];
+        if i >= self.depth {
+            i -= self.depth;
+        }
+        self.slots[l * self.depth + i] = v;
+        self.len[l] += 1;
+    }
+
+    #[inline]
+    fn front(&self, l: usize) -> Option<(u32, f32)> {
+        (self.len[l] > 0).then(|| self.slots[l * self.depth + self.head[l]])
+    }
+
+    #[inline]
+    fn pop(&mut self, l: usize) {
+        self.head[l] += 1;
+        if self.head[l] == self.depth {
+            self.head[l] = 0;
+        }
+        self.len[l] -= 1;
+    }
+
+    fn all_empty(&self) -> bool {
+        self.len.iter().all(|&n| n == 0)
+    }
+}
+
 /// The register-file accumulators.
 pub struct Accumulator {
     lanes: usize,
@@ -25,7 +80,7 @@ pub struct Accumulator {
     latency: u64,
     depth: usize,
     /// Per-lane FIFOs of (register, product).
-    pub fifos: Vec<VecDeque<(u32, f32)>>,
+    pub fifos: Fifos,
     regs: Vec<f32>,
     busy_until: Vec<u64>,
     last_done: u64,
@@ -44,7 +99,7 @@ impl Accumulator {
             ports: ports as usize,
             latency: latency as u64,
             depth: depth as usize,
-            fifos: vec![VecDeque::new(); lanes as usize],
+            fifos: Fifos::new(lanes as usize, depth as usize),
             regs: vec![0.0; n],
             busy_until: vec![0; n],
             last_done: 0,
@@ -55,12 +110,12 @@ impl Accumulator {
 
     /// Free FIFO slots of lane `l`.
     pub fn free(&self, l: usize) -> usize {
-        self.depth - self.fifos[l].len()
+        self.depth - self.fifos.len(l)
     }
 
     /// Every FIFO empty and every add complete by cycle `now`.
     pub fn quiet(&self, now: u64) -> bool {
-        self.fifos.iter().all(VecDeque::is_empty) && self.last_done <= now
+        self.fifos.all_empty() && self.last_done <= now
     }
 
     /// The cycle the last add in flight completes.
@@ -70,10 +125,8 @@ impl Accumulator {
 
     /// The earliest cycle after `now` at which a blocked head entry may issue.
     pub fn next_event(&self, now: u64) -> Option<u64> {
-        self.fifos
-            .iter()
-            .enumerate()
-            .filter_map(|(l, f)| f.front().map(|&(reg, _)| self.busy_until[self.index(l, reg)]))
+        (0..self.lanes)
+            .filter_map(|l| self.fifos.front(l).map(|(reg, _)| self.busy_until[self.index(l, reg)]))
             .filter(|&t| t > now)
             .min()
     }
@@ -87,7 +140,7 @@ impl Accumulator {
         let mut progress = false;
         for l in 0..self.lanes {
             let mut issued = 0;
-            while let Some(&(reg, p)) = self.fifos[l].front() {
+            while let Some((reg, p)) = self.fifos.front(l) {
                 if issued == self.ports {
                     self.stalls.port_limited += 1;
                     break;
@@ -100,7 +153,7 @@ impl Accumulator {
                 self.regs[i] = accumulate(self.regs[i], p);
                 self.busy_until[i] = now + self.latency;
                 self.last_done = self.last_done.max(now + self.latency);
-                self.fifos[l].pop_front();
+                self.fifos.pop(l);
                 self.adds += 1;
                 issued += 1;
                 progress = true;

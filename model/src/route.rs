@@ -7,7 +7,6 @@
 
 use crate::accumulator::Accumulator;
 use crate::slice::{Products, Token};
-use std::collections::VecDeque;
 
 /// What the route stage holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -25,8 +24,13 @@ pub struct Route {
     lanes: u32,
     /// Its content.
     pub held: Held,
-    /// Entries of the held slice still to deliver, per lane: (register, product).
-    pending: Vec<VecDeque<(u32, f32)>>,
+    /// Entries of the held slice grouped by lane (register, product); lane l's still to deliver
+    /// are `sorted[next[l]..end[l]]`.
+    sorted: Vec<(u32, f32)>,
+    next: Vec<usize>,
+    end: Vec<usize>,
+    /// Lanes with entries still to deliver.
+    waiting: usize,
     /// Cycles in which some lane had entries it could not deliver while another lane's FIFO was
     /// empty (lanes idle because the work is unevenly spread).
     pub imbalance_cycles: u64,
@@ -35,7 +39,8 @@ pub struct Route {
 impl Route {
     /// A route over `lanes` lanes.
     pub fn new(lanes: u32) -> Route {
-        Route { lanes, held: Held::Empty, pending: vec![VecDeque::new(); lanes as usize], imbalance_cycles: 0 }
+        let l = lanes as usize;
+        Route { lanes, held: Held::Empty, sorted: Vec::new(), next: vec![0; l], end: vec![0; l], waiting: 0, imbalance_cycles: 0 }
     }
 
     /// Free to take the next slice.
@@ -52,10 +57,29 @@ impl Route {
                 None
             }
             Token::Work(mut products) => {
-                for &(row, p) in &products.entries {
-                    self.pending[(row % self.lanes) as usize].push_back((row / self.lanes, p));
+                // Counting sort by lane, keeping entry order within a lane.
+                // Lanes are a power of two (Arch::validate): mask and shift, no division.
+                let lanes = self.lanes as usize;
+                let (mask, shift) = (self.lanes - 1, self.lanes.trailing_zeros());
+                self.end.iter_mut().for_each(|e| *e = 0);
+                for &(row, _) in &products.entries {
+                    self.end[(row & mask) as usize] += 1;
                 }
-                self.held = Held::Slice;
+                let mut at = 0;
+                self.waiting = 0;
+                for l in 0..lanes {
+                    self.next[l] = at;
+                    at += self.end[l];
+                    self.waiting += (self.end[l] > 0) as usize;
+                    self.end[l] = self.next[l];
+                }
+                self.sorted.resize(products.entries.len(), (0, 0.0));
+                for &(row, p) in &products.entries {
+                    let l = (row & mask) as usize;
+                    self.sorted[self.end[l]] = (row >> shift, p);
+                    self.end[l] += 1;
+                }
+                self.held = if self.waiting > 0 { Held::Slice } else { Held::Empty };
                 products.entries.clear();
                 Some(products.entries)
             }
@@ -75,23 +99,31 @@ impl Route {
                 }
             }
             Held::Slice => {
-                let per_lane = &mut self.pending;
                 let mut progress = false;
                 let mut blocked = false;
                 let mut idle_lane = false;
-                for (l, pending) in per_lane.iter_mut().enumerate() {
-                    let n = pending.len().min(acc.free(l));
-                    for _ in 0..n {
-                        acc.fifos[l].push_back(pending.pop_front().expect("counted"));
+                for l in 0..self.lanes as usize {
+                    let pending = self.end[l] - self.next[l];
+                    if pending > 0 {
+                        let n = pending.min(acc.free(l));
+                        for i in self.next[l]..self.next[l] + n {
+                            acc.fifos.push(l, self.sorted[i]);
+                        }
+                        self.next[l] += n;
+                        if n > 0 {
+                            progress = true;
+                            if n == pending {
+                                self.waiting -= 1;
+                            }
+                        }
+                        blocked |= n < pending;
                     }
-                    progress |= n > 0;
-                    blocked |= !pending.is_empty();
-                    idle_lane |= acc.fifos[l].is_empty();
+                    idle_lane |= acc.fifos.is_empty(l);
                 }
                 if blocked && idle_lane {
                     self.imbalance_cycles += 1;
                 }
-                if per_lane.iter().all(VecDeque::is_empty) {
+                if self.waiting == 0 {
                     self.held = Held::Empty;
                     progress = true;
                 }
