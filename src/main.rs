@@ -12,7 +12,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "lacuna", version, about = "lacuna: a dual-sparse and MoE LLM inference accelerator (spec, golden references, cycle model, RTL, compiler)")]
+#[command(
+    name = "lacuna",
+    version,
+    about = "lacuna: a dual-sparse and MoE LLM inference accelerator (spec, golden references, cycle model, RTL, compiler)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

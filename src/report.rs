@@ -53,7 +53,8 @@ fn plot_speedup(path: &Path, rows: &[Row]) -> Result<()> {
     let points: BTreeMap<&str, Vec<(f64, f64)>> = series
         .iter()
         .map(|(k, by_level)| {
-            let pts = by_level.iter().map(|(l, v)| (*l as f64, (v.iter().sum::<f64>() / v.len() as f64).exp())).collect();
+            let pts =
+                by_level.iter().map(|(l, v)| (*l as f64, (v.iter().sum::<f64>() / v.len() as f64).exp())).collect();
             (*k, pts)
         })
         .collect();
@@ -63,7 +64,10 @@ fn plot_speedup(path: &Path, rows: &[Row]) -> Result<()> {
     let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(format!("speedup over dense FP16 GEMV ({})", rows[0].provenance.split(':').next().unwrap_or("")), ("sans-serif", 18))
+        .caption(
+            format!("speedup over dense FP16 GEMV ({})", rows[0].provenance.split(':').next().unwrap_or("")),
+            ("sans-serif", 18),
+        )
         .margin(15)
         .x_label_area_size(40)
         .y_label_area_size(50)

@@ -136,7 +136,10 @@ fn encode_reports_missing_and_unsupported_inputs_clearly() {
     assert_clean_error(&o, "/nonexistent/w.npy");
     let txt = dir.path().join("w.txt");
     std::fs::write(&txt, "1 2 3").unwrap();
-    assert_clean_error(&lacuna(&["encode", txt.to_str().unwrap(), "-o", out.to_str().unwrap()]), "expected .npy or .safetensors");
+    assert_clean_error(
+        &lacuna(&["encode", txt.to_str().unwrap(), "-o", out.to_str().unwrap()]),
+        "expected .npy or .safetensors",
+    );
     let npy = dir.path().join("w.npy");
     write_npy(&npy, 4, 4);
     let o = lacuna(&["encode", npy.to_str().unwrap(), "-o", out.to_str().unwrap(), "--arch", "nope"]);
@@ -153,7 +156,9 @@ fn spmspv_runs_a_small_workload_bit_exactly_and_labels_it_synthetic() {
     let o = lacuna(&["spmspv", "--shape", "64x64", "--sparsity", "70", "--threads", "1", "--reps", "1", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let run = &v[0];
-    for key in ["shape", "weight_sparsity", "act_sparsity", "bytes_loaded", "byte_ratio", "speedup_vs_dense_f32", "provenance"] {
+    for key in
+        ["shape", "weight_sparsity", "act_sparsity", "bytes_loaded", "byte_ratio", "speedup_vs_dense_f32", "provenance"]
+    {
         assert!(!run[key].is_null(), "missing {key}: {run}");
     }
     assert_eq!(run["bit_exact_with_golden"], true);
@@ -173,13 +178,24 @@ fn spmspv_refuses_bad_arguments_clearly() {
 fn simulate_reports_the_core_and_every_baseline_with_the_documented_keys() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("report");
-    let o = lacuna(&["simulate", "--shape", "300x200", "--sparsity", "50,70", "--json", "--out", out.to_str().unwrap()]);
+    let o =
+        lacuna(&["simulate", "--shape", "300x200", "--sparsity", "50,70", "--json", "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let rows = v.as_array().unwrap();
     assert_eq!(rows.len(), 2 * 6, "two levels x six kernels");
     for r in rows {
-        for key in ["shape", "weight_sparsity", "act_sparsity", "kernel", "cycles", "speedup_vs_dense", "roofline_fraction", "energy_pj", "bytes_loaded"] {
+        for key in [
+            "shape",
+            "weight_sparsity",
+            "act_sparsity",
+            "kernel",
+            "cycles",
+            "speedup_vs_dense",
+            "roofline_fraction",
+            "energy_pj",
+            "bytes_loaded",
+        ] {
             assert!(!r[key].is_null(), "missing {key}: {r}");
         }
         assert!(r["provenance"].as_str().unwrap().contains("synthetic"));
@@ -218,7 +234,10 @@ fn simulate_runs_an_rlc_file_with_an_activation_file() {
     // An .rlc encoded for a larger tile than the arch has is refused with the fix in the message.
     let o = lacuna(&["encode", npy.to_str().unwrap(), "-o", rlc.to_str().unwrap()]);
     assert!(o.status.success());
-    assert_clean_error(&lacuna(&["simulate", rlc.to_str().unwrap(), "--x", xs.to_str().unwrap(), "--arch", "tiny"]), "--arch");
+    assert_clean_error(
+        &lacuna(&["simulate", rlc.to_str().unwrap(), "--x", xs.to_str().unwrap(), "--arch", "tiny"]),
+        "--arch",
+    );
 }
 
 #[test]
@@ -227,7 +246,10 @@ fn simulate_refuses_a_bad_arch_file_clearly() {
     let toml = dir.path().join("a.toml");
     let text = lacuna_spec_text().replace("lanes = 16", "lanes = 6");
     std::fs::write(&toml, text).unwrap();
-    assert_clean_error(&lacuna(&["simulate", "--arch", toml.to_str().unwrap(), "--shape", "64x64"]), "core.lanes must be a power of two, got 6");
+    assert_clean_error(
+        &lacuna(&["simulate", "--arch", toml.to_str().unwrap(), "--shape", "64x64"]),
+        "core.lanes must be a power of two, got 6",
+    );
     std::fs::write(&toml, "name = \"x\"\nbogus = 1\n").unwrap();
     assert_clean_error(&lacuna(&["simulate", "--arch", toml.to_str().unwrap()]), "bogus");
 }
@@ -240,12 +262,28 @@ fn lacuna_spec_text() -> String {
 fn a_sweep_split_into_shards_merges_to_the_unsplit_sweep_whatever_the_thread_count() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
-    let grid = ["--arch", "tiny", "--lanes", "4,8", "--entries-per-lane", "2", "--write-ports", "1,2", "--bytes-per-cycle", "16", "--shape", "64x48", "--sparsity", "50,70"];
+    let grid = [
+        "--arch",
+        "tiny",
+        "--lanes",
+        "4,8",
+        "--entries-per-lane",
+        "2",
+        "--write-ports",
+        "1,2",
+        "--bytes-per-cycle",
+        "16",
+        "--shape",
+        "64x48",
+        "--sparsity",
+        "50,70",
+    ];
     let run = |extra: &[&str], threads: &str| {
         let mut args = vec!["sweep"];
         args.extend(grid);
         args.extend(extra);
-        let o = Command::new(env!("CARGO_BIN_EXE_lacuna")).args(&args).env("RAYON_NUM_THREADS", threads).output().unwrap();
+        let o =
+            Command::new(env!("CARGO_BIN_EXE_lacuna")).args(&args).env("RAYON_NUM_THREADS", threads).output().unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
     };
     run(&["-o", &p("all.jsonl")], "2");

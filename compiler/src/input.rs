@@ -84,7 +84,10 @@ pub fn load_dense(path: &Path, tensor: Option<&str>) -> Result<DenseMatrix, Inpu
     match path.extension().and_then(|e| e.to_str()) {
         Some("npy") => {
             if tensor.is_some() {
-                return Err(InputError::Tensor { path: name, message: "--tensor applies to .safetensors files only".into() });
+                return Err(InputError::Tensor {
+                    path: name,
+                    message: "--tensor applies to .safetensors files only".into(),
+                });
             }
             load_npy(&bytes, &name)
         }
@@ -112,7 +115,8 @@ fn to_fp16(values: impl Iterator<Item = f64>, rows: usize, cols: usize, path: &s
 
 /// Reads a `.npy` array of floats: its shape and its values in row-major (C) order.
 fn read_npy(bytes: &[u8], path: &str) -> Result<(Vec<u64>, Vec<f64>), InputError> {
-    let malformed = |e: std::io::Error| InputError::Malformed { path: path.into(), kind: "npy", message: e.to_string() };
+    let malformed =
+        |e: std::io::Error| InputError::Malformed { path: path.into(), kind: "npy", message: e.to_string() };
     let npy = npyz::NpyFile::new(bytes).map_err(malformed)?;
     let shape = npy.shape().to_vec();
     if shape.iter().any(|&d| d == 0 || d > 1 << 31) {
@@ -124,7 +128,9 @@ fn read_npy(bytes: &[u8], path: &str) -> Result<(Vec<u64>, Vec<f64>), InputError
         return Err(InputError::UnsupportedType { path: path.into(), dtype: format!("{dtype:?}") });
     };
     let values: Vec<f64> = match (ts.type_char(), ts.size_field()) {
-        (npyz::TypeChar::Float, 2) => npy.into_vec::<f16>().map_err(malformed)?.into_iter().map(|v| v.to_f64()).collect(),
+        (npyz::TypeChar::Float, 2) => {
+            npy.into_vec::<f16>().map_err(malformed)?.into_iter().map(|v| v.to_f64()).collect()
+        }
         (npyz::TypeChar::Float, 4) => npy.into_vec::<f32>().map_err(malformed)?.into_iter().map(f64::from).collect(),
         (npyz::TypeChar::Float, 8) => npy.into_vec::<f64>().map_err(malformed)?,
         _ => return Err(InputError::UnsupportedType { path: path.into(), dtype: ts.to_string() }),
@@ -210,8 +216,12 @@ pub fn load_safetensors(bytes: &[u8], path: &str, tensor: Option<&str>) -> Resul
     let data = view.data();
     use safetensors::Dtype;
     match view.dtype() {
-        Dtype::F16 => to_fp16(data.chunks_exact(2).map(|b| f16::from_le_bytes([b[0], b[1]]).to_f64()), rows, cols, path),
-        Dtype::BF16 => to_fp16(data.chunks_exact(2).map(|b| bf16::from_le_bytes([b[0], b[1]]).to_f64()), rows, cols, path),
+        Dtype::F16 => {
+            to_fp16(data.chunks_exact(2).map(|b| f16::from_le_bytes([b[0], b[1]]).to_f64()), rows, cols, path)
+        }
+        Dtype::BF16 => {
+            to_fp16(data.chunks_exact(2).map(|b| bf16::from_le_bytes([b[0], b[1]]).to_f64()), rows, cols, path)
+        }
         Dtype::F32 => {
             to_fp16(data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64), rows, cols, path)
         }

@@ -16,7 +16,8 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The label every output built on these workloads carries.
-pub const PROVENANCE: &str = "synthetic: Gaussian N(0,1) weights and activations (as in the Celty paper), magnitude-pruned";
+pub const PROVENANCE: &str =
+    "synthetic: Gaussian N(0,1) weights and activations (as in the Celty paper), magnitude-pruned";
 
 /// A weight shape M x K (rows = outputs, cols = inputs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -159,7 +160,10 @@ mod tests {
         for level in [0.3, 0.5, 0.7] {
             let w = SyntheticWorkload::new(shape, 1, level, level);
             assert_eq!(w.weights.nnz(), 12800 - (level * 12800.0).round() as usize);
-            assert_eq!(w.activations.active_count(lacuna_spec::ActivationFilter::NONZERO), 100 - (level * 100.0f64).round() as usize);
+            assert_eq!(
+                w.activations.active_count(lacuna_spec::ActivationFilter::NONZERO),
+                100 - (level * 100.0f64).round() as usize
+            );
         }
     }
 }

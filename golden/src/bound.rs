@@ -26,7 +26,6 @@ pub struct BoundReport {
     pub first_violation: Option<usize>,
 }
 
-
 impl BoundReport {
     /// True when every row is within its bound.
     pub fn passed(&self) -> bool {

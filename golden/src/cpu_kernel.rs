@@ -37,11 +37,7 @@ impl CpuKernel {
 
 /// The activation scan: (k, x_k as f32) for every column that takes part, k increasing.
 pub fn active_columns(x: &[f16], filter: ActivationFilter) -> Vec<(u32, f32)> {
-    x.iter()
-        .enumerate()
-        .filter(|(_, &v)| filter.is_active(v))
-        .map(|(k, &v)| (k as u32, v.to_f32()))
-        .collect()
+    x.iter().enumerate().filter(|(_, &v)| filter.is_active(v)).map(|(k, &v)| (k as u32, v.to_f32())).collect()
 }
 
 /// One panel: scatter-add every active column into `acc` (length = panel rows).

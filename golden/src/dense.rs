@@ -25,17 +25,13 @@ pub fn effective(x: f16, filter: ActivationFilter) -> f16 {
 /// `y = W x` in f64.
 pub fn gemv_f64(w: &DenseMatrix, x: &[f16], filter: ActivationFilter) -> Vec<f64> {
     let xe: Vec<f64> = x.iter().map(|&v| effective(v, filter).to_f64()).collect();
-    (0..w.rows())
-        .map(|r| w.row(r).iter().zip(&xe).map(|(wv, xv)| wv.to_f64() * xv).sum())
-        .collect()
+    (0..w.rows()).map(|r| w.row(r).iter().zip(&xe).map(|(wv, xv)| wv.to_f64() * xv).sum()).collect()
 }
 
 /// `y = W x` in f32, each row summed in increasing k.
 pub fn gemv_f32_sequential(w: &DenseMatrix, x: &[f16], filter: ActivationFilter) -> Vec<f32> {
     let xe: Vec<f32> = x.iter().map(|&v| effective(v, filter).to_f32()).collect();
-    (0..w.rows())
-        .map(|r| w.row(r).iter().zip(&xe).fold(0.0f32, |acc, (wv, xv)| acc + wv.to_f32() * xv))
-        .collect()
+    (0..w.rows()).map(|r| w.row(r).iter().zip(&xe).fold(0.0f32, |acc, (wv, xv)| acc + wv.to_f32() * xv)).collect()
 }
 
 /// A dense f32 matrix held by faer, for the dense GEMV baseline.
@@ -61,14 +57,7 @@ impl FaerGemv {
         let xv = faer::ColRef::from_slice(x);
         let mut y = faer::Col::<f32>::zeros(self.w.nrows());
         let par = if threads <= 1 { faer::Par::Seq } else { faer::Par::rayon(threads) };
-        faer::linalg::matmul::matmul(
-            y.as_mut(),
-            faer::Accum::Replace,
-            self.w.as_ref(),
-            xv,
-            1.0f32,
-            par,
-        );
+        faer::linalg::matmul::matmul(y.as_mut(), faer::Accum::Replace, self.w.as_ref(), xv, 1.0f32, par);
         y.iter().copied().collect()
     }
 }

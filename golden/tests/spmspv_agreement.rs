@@ -21,10 +21,7 @@ fn job() -> impl Strategy<Value = (DenseMatrix, Vec<f16>)> {
         1 => -1e-4f32..1e-4,
     ];
     (1usize..90, 1usize..40).prop_flat_map(move |(rows, cols)| {
-        (
-            proptest::collection::vec(value.clone(), rows * cols),
-            proptest::collection::vec(value.clone(), cols),
-        )
+        (proptest::collection::vec(value.clone(), rows * cols), proptest::collection::vec(value.clone(), cols))
             .prop_map(move |(w, x)| {
                 let w = DenseMatrix::new(rows, cols, w.into_iter().map(f16::from_f32).collect()).unwrap();
                 (w, x.into_iter().map(f16::from_f32).collect())

@@ -131,7 +131,16 @@ pub fn run_all(arch: &Arch, job: &Job, energy: &EnergyTable) -> Result<Vec<Kerne
     let ao_bytes = 2 * m * n_active + 2 * k;
     let macs = m * n_active;
     let cycles = stream_cycles(arch, bursts(ao_bytes), macs.div_ceil(c), out_bursts);
-    runs.push(stream_run(Kernel::ActivationOnly, cycles, bursts(ao_bytes) * burst, out_bursts * burst, macs, k, 0, energy));
+    runs.push(stream_run(
+        Kernel::ActivationOnly,
+        cycles,
+        bursts(ao_bytes) * burst,
+        out_bursts * burst,
+        macs,
+        k,
+        0,
+        energy,
+    ));
 
     // The Celty GPU kernel's algorithm: the core's bytes, software decode and banked scatter.
     let lanes = arch.core.lanes as u64;
@@ -160,7 +169,11 @@ pub fn run_all(arch: &Arch, job: &Job, energy: &EnergyTable) -> Result<Vec<Kerne
     runs.push(stream_run(Kernel::CeltyGpu, cycles, read, out_bursts * burst, entries, k, entries, energy));
 
     // Flash-LLM: Tiled-CSL, no activation skipping, dense compute.
-    let nnz: u64 = job.panels.iter().map(|p| p.values[..p.colptr[p.colptr.len() - 1] as usize].iter().filter(|v| !is_zero(**v)).count() as u64).sum();
+    let nnz: u64 = job
+        .panels
+        .iter()
+        .map(|p| p.values[..p.colptr[p.colptr.len() - 1] as usize].iter().filter(|v| !is_zero(**v)).count() as u64)
+        .sum();
     let tiles = m.div_ceil(64) * k.div_ceil(64);
     let fl_bytes = 4 * nnz + 4 * tiles + 2 * k;
     let macs = m * k;
@@ -181,7 +194,16 @@ fn core_run(kernel: Kernel, k: &Counters, energy: &EnergyTable, scanned: u64) ->
 }
 
 #[allow(clippy::too_many_arguments)]
-fn stream_run(kernel: Kernel, cycles: u64, read: u64, written: u64, macs: u64, compares: u64, decodes: u64, energy: &EnergyTable) -> KernelRun {
+fn stream_run(
+    kernel: Kernel,
+    cycles: u64,
+    read: u64,
+    written: u64,
+    macs: u64,
+    compares: u64,
+    decodes: u64,
+    energy: &EnergyTable,
+) -> KernelRun {
     // Every byte read passes once through an on-chip buffer (a 32-bit write and a read per 4 bytes).
     let e = energy.of_events(read + written, 2 * read.div_ceil(4), compares, decodes, macs, macs);
     KernelRun { kernel, cycles, bytes_loaded: read, bytes_written: written, energy: e, counters: None }

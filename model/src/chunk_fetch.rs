@@ -65,7 +65,13 @@ impl ChunkFetch {
     }
 
     /// One cycle: cut the next slice (or pass a marker). Returns true on progress.
-    pub fn step(&mut self, now: u64, input: &mut VecDeque<Token<Column>>, layout: &[PanelLayout], mem: &Memory) -> bool {
+    pub fn step(
+        &mut self,
+        now: u64,
+        input: &mut VecDeque<Token<Column>>,
+        layout: &[PanelLayout],
+        mem: &Memory,
+    ) -> bool {
         if self.issuing.is_some() || self.buffer.len() >= self.capacity {
             return false;
         }

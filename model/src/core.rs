@@ -35,7 +35,8 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
     let mut dec = RlcDecoder::default();
     let mut mul: Option<Token<Products>> = None;
     let mut route = Route::new(c.lanes);
-    let mut acc = Accumulator::new(c.lanes, c.acc_regs_per_lane, c.acc_write_ports, c.acc_add_latency, c.lane_queue_depth);
+    let mut acc =
+        Accumulator::new(c.lanes, c.acc_regs_per_lane, c.acc_write_ports, c.acc_add_latency, c.lane_queue_depth);
     let mut drain = Drain::new(c.lanes);
     let panel_layout: &[PanelLayout] = &layout.panels;
     let mut y = vec![0.0f32; job.rows as usize];
@@ -100,7 +101,9 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
                     if let Token::Work(s) = &tok {
                         let n = s.hi - s.lo;
                         let pd = &job.panels[s.column.panel as usize];
-                        let pad = (s.lo..s.hi).filter(|&i| lacuna_spec::numerics::is_zero(pd.values[i as usize])).count() as u64;
+                        let pad = (s.lo..s.hi)
+                            .filter(|&i| lacuna_spec::numerics::is_zero(pd.values[i as usize]))
+                            .count() as u64;
                         k.slices += 1;
                         k.padding_entries += pad;
                         k.useful_entries += n - pad;
@@ -119,12 +122,14 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
             let (moved, bad) = colptr.step(t, &mut scan.queue, &job.panels, |p| panel_layout[p as usize].colptr, &mem);
             progress |= moved;
             if let Some(b) = bad {
-                fault = Some(Fault::BadColumnPointer { panel: b.panel, col: b.k, start: b.start, end: b.end, cycle: t });
+                fault =
+                    Some(Fault::BadColumnPointer { panel: b.panel, col: b.k, start: b.start, end: b.end, cycle: t });
             }
             let loaded = act_load.loaded(t);
             let queued = scan.queue.len();
             progress |= scan.step(job.x, loaded, job.filter);
-            k.active_columns += scan.queue.iter().skip(queued).filter(|tok| matches!(tok, Token::Work(_))).count() as u64;
+            k.active_columns +=
+                scan.queue.iter().skip(queued).filter(|tok| matches!(tok, Token::Work(_))).count() as u64;
         }
 
         // Issue phase, by priority.
@@ -143,7 +148,11 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
         let class = if entered {
             Class::Busy
         } else if dec.stages[0].is_some() {
-            if draining { Class::Drain } else { Class::Backpressure }
+            if draining {
+                Class::Drain
+            } else {
+                Class::Backpressure
+            }
         } else if upstream_idle || fault.is_some() {
             Class::Tail
         } else if chunk.buffer.front().is_some_and(|&(_, r)| r > t)
@@ -157,7 +166,8 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
         };
 
         // Finished?
-        let pipeline_empty = dec.empty() && mul.is_none() && route.is_empty() && drain.idle() && !drain.writes_pending();
+        let pipeline_empty =
+            dec.empty() && mul.is_none() && route.is_empty() && drain.idle() && !drain.writes_pending();
         let finished = if fault.is_some() {
             pipeline_empty_or_stopped(&mem) && !drain.writes_pending()
         } else {
@@ -241,9 +251,11 @@ fn pipeline_empty_or_stopped(mem: &Memory) -> bool {
 fn cycle_limit(arch: &Arch, job: &Job) -> u64 {
     let c = arch.chunk_entries() as u64;
     let entries: u64 = job.panels.iter().map(|p| p.entries() + p.colptr.len() as u64).sum();
-    let work = entries / c + 2 * entries + (job.panels.len() as u64 + 1) * (job.x.len() as u64 + job.panel_rows as u64 + 16);
+    let work =
+        entries / c + 2 * entries + (job.panels.len() as u64 + 1) * (job.x.len() as u64 + job.panel_rows as u64 + 16);
     let round_trip = arch.memory.latency_cycles as u64
-        + (arch.memory.request_bytes as u64).div_ceil(arch.memory.bytes_per_cycle as u64) * arch.memory.max_outstanding as u64
+        + (arch.memory.request_bytes as u64).div_ceil(arch.memory.bytes_per_cycle as u64)
+            * arch.memory.max_outstanding as u64
         + arch.core.acc_add_latency as u64
         + 16;
     4 * work * round_trip + 10_000

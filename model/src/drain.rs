@@ -24,7 +24,14 @@ pub struct Drain {
 impl Drain {
     /// A drain for `lanes` lanes.
     pub fn new(lanes: u32) -> Drain {
-        Drain { lanes, reading: None, buf: vec![0.0; lanes as usize], writes: VecDeque::new(), next_burst: 0, last_write_done: 0 }
+        Drain {
+            lanes,
+            reading: None,
+            buf: vec![0.0; lanes as usize],
+            writes: VecDeque::new(),
+            next_burst: 0,
+            last_write_done: 0,
+        }
     }
 
     /// Not reading registers.

@@ -34,7 +34,8 @@ pub struct EnergyTable {
 }
 
 /// The event names a table must define.
-pub const EVENTS: [&str; 7] = ["fp16_mul", "fp32_add", "int_add", "compare", "regfile_access", "sram_access_32b", "dram_bit"];
+pub const EVENTS: [&str; 7] =
+    ["fp16_mul", "fp32_add", "int_add", "compare", "regfile_access", "sram_access_32b", "dram_bit"];
 
 /// Why a table was refused.
 #[derive(Debug, thiserror::Error)]
@@ -103,12 +104,24 @@ impl EnergyTable {
 
     fn pj(&self, event: &str) -> f64 {
         let e = self.events[event].pj;
-        if event == "dram_bit" { e } else { e * self.logic_scale }
+        if event == "dram_bit" {
+            e
+        } else {
+            e * self.logic_scale
+        }
     }
 
     /// Energy of raw event counts: DRAM bytes, SRAM 32-bit accesses, compares, decoder steps,
     /// multiplies, adds (each with two register-file accesses).
-    pub fn of_events(&self, dram_bytes: u64, sram_accesses: u64, compares: u64, decodes: u64, muls: u64, adds: u64) -> Energy {
+    pub fn of_events(
+        &self,
+        dram_bytes: u64,
+        sram_accesses: u64,
+        compares: u64,
+        decodes: u64,
+        muls: u64,
+        adds: u64,
+    ) -> Energy {
         Energy {
             dram_pj: dram_bytes as f64 * 8.0 * self.pj("dram_bit"),
             sram_pj: sram_accesses as f64 * self.pj("sram_access_32b"),

@@ -11,9 +11,9 @@
 #![warn(missing_docs)]
 
 pub mod accumulator;
-pub mod baselines;
 pub mod act_load;
 pub mod act_scan;
+pub mod baselines;
 pub mod chunk_fetch;
 pub mod colptr_fetch;
 pub mod core;

@@ -40,7 +40,15 @@ impl Route {
     /// A route over `lanes` lanes.
     pub fn new(lanes: u32) -> Route {
         let l = lanes as usize;
-        Route { lanes, held: Held::Empty, sorted: Vec::new(), next: vec![0; l], end: vec![0; l], waiting: 0, imbalance_cycles: 0 }
+        Route {
+            lanes,
+            held: Held::Empty,
+            sorted: Vec::new(),
+            next: vec![0; l],
+            end: vec![0; l],
+            waiting: 0,
+            imbalance_cycles: 0,
+        }
     }
 
     /// Free to take the next slice.

@@ -14,12 +14,11 @@ fn bits(v: &[f32]) -> Vec<u32> {
 fn job() -> impl Strategy<Value = (DenseMatrix, Vec<f16>)> {
     let value = prop_oneof![6 => Just(0.0f32), 2 => -2.0f32..2.0, 1 => -60000.0f32..60000.0];
     (1usize..100, 1usize..60).prop_flat_map(move |(rows, cols)| {
-        (proptest::collection::vec(value.clone(), rows * cols), proptest::collection::vec(value.clone(), cols)).prop_map(
-            move |(w, x)| {
+        (proptest::collection::vec(value.clone(), rows * cols), proptest::collection::vec(value.clone(), cols))
+            .prop_map(move |(w, x)| {
                 let w = DenseMatrix::new(rows, cols, w.into_iter().map(f16::from_f32).collect()).unwrap();
                 (w, x.into_iter().map(f16::from_f32).collect())
-            },
-        )
+            })
     })
 }
 

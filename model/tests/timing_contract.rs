@@ -49,7 +49,10 @@ fn a_one_by_one_job_takes_the_cycles_worked_out_by_hand() {
     let k = r.counters;
     assert_eq!(k.cycles, 32);
     assert_eq!(k.busy, 2, "the slice and the marker each take a decoder cycle");
-    assert_eq!((k.bytes.activations, k.bytes.colptr, k.bytes.values, k.bytes.runs, k.bytes.outputs), (16, 16, 16, 16, 16));
+    assert_eq!(
+        (k.bytes.activations, k.bytes.colptr, k.bytes.values, k.bytes.runs, k.bytes.outputs),
+        (16, 16, 16, 16, 16)
+    );
     assert_eq!(k.bytes.requests, 5);
     assert_eq!((k.slices, k.useful_entries, k.padding_entries, k.masked_slots), (1, 1, 0, 7));
 }

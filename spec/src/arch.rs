@@ -173,10 +173,8 @@ impl Arch {
         if !path.exists() {
             return Err(ArchError::Unknown(name_or_path.to_string()));
         }
-        let text = std::fs::read_to_string(path).map_err(|source| ArchError::Io {
-            path: name_or_path.to_string(),
-            source,
-        })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| ArchError::Io { path: name_or_path.to_string(), source })?;
         Arch::from_toml_str(&text, name_or_path)
     }
 
@@ -198,12 +196,7 @@ impl Arch {
 
     /// Checks every invariant consumers rely on.
     pub fn validate(&self) -> Result<(), ArchError> {
-        let bad = |message: String| {
-            Err(ArchError::Invalid {
-                arch: self.name.clone(),
-                message,
-            })
-        };
+        let bad = |message: String| Err(ArchError::Invalid { arch: self.name.clone(), message });
         let pow2 = |field: &str, v: u32, max: u32| -> Option<String> {
             if v == 0 || !v.is_power_of_two() {
                 Some(format!("{field} must be a power of two, got {v}"))
@@ -243,10 +236,7 @@ impl Arch {
             return bad(format!("core.lane_queue_depth must be at least 2, got {}", c.lane_queue_depth));
         }
         if c.activation_queue_depth < 2 {
-            return bad(format!(
-                "core.activation_queue_depth must be at least 2, got {}",
-                c.activation_queue_depth
-            ));
+            return bad(format!("core.activation_queue_depth must be at least 2, got {}", c.activation_queue_depth));
         }
         if self.chunk_entries() % 8 != 0 {
             return bad(format!(

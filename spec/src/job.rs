@@ -45,7 +45,12 @@ pub struct PanelLengths {
 
 impl JobLayout {
     /// Lays out a job of `x_len` activations, `rows` outputs and these panels for `arch`.
-    pub fn from_lengths(arch: &Arch, x_len: u64, rows: u64, panels: impl IntoIterator<Item = PanelLengths>) -> JobLayout {
+    pub fn from_lengths(
+        arch: &Arch,
+        x_len: u64,
+        rows: u64,
+        panels: impl IntoIterator<Item = PanelLengths>,
+    ) -> JobLayout {
         let align = arch.memory.request_bytes as u64;
         let up = |a: u64| a.div_ceil(align) * align;
         let x = 0;

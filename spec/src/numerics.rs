@@ -74,10 +74,7 @@ impl Activations {
     /// Wraps `values` after checking that each is finite.
     pub fn new(values: Vec<f16>) -> Result<Self, NonFiniteActivation> {
         if let Some(index) = values.iter().position(|v| !v.is_finite()) {
-            return Err(NonFiniteActivation {
-                index,
-                value: values[index].to_f32(),
-            });
+            return Err(NonFiniteActivation { index, value: values[index].to_f32() });
         }
         Ok(Activations(values))
     }

@@ -87,7 +87,9 @@ pub enum RlcError {
         end: u32,
     },
     /// `values` and `runs` disagree in length, or are not padded to a multiple of 8.
-    #[error("array lengths disagree: {values} values and {runs} run-length nibbles; both must be equal and a multiple of 8")]
+    #[error(
+        "array lengths disagree: {values} values and {runs} run-length nibbles; both must be equal and a multiple of 8"
+    )]
     ArrayLengths {
         /// values.len().
         values: u64,
@@ -95,7 +97,9 @@ pub enum RlcError {
         runs: u64,
     },
     /// The padded length is not `colptr[K]` rounded up to 8.
-    #[error("colptr[K] = {entries} stored entries, but the arrays hold {padded} (expected {expected} after padding to 8)")]
+    #[error(
+        "colptr[K] = {entries} stored entries, but the arrays hold {padded} (expected {expected} after padding to 8)"
+    )]
     CountMismatch {
         /// colptr\[K\].
         entries: u64,
@@ -198,11 +202,7 @@ fn check_shape(rows: u64, cols: u64) -> Result<(), RlcError> {
 
 impl RlcCsc {
     /// Encodes rows `row_start .. row_end` of `dense` (all columns).
-    pub fn encode_rows(
-        dense: &DenseMatrix,
-        row_start: usize,
-        row_end: usize,
-    ) -> Result<RlcCsc, RlcError> {
+    pub fn encode_rows(dense: &DenseMatrix, row_start: usize, row_end: usize) -> Result<RlcCsc, RlcError> {
         let cols = dense.cols();
         assert!(row_start <= row_end && row_end <= dense.rows(), "row range out of bounds");
         check_shape((row_end - row_start) as u64, cols as u64)?;
@@ -495,9 +495,7 @@ impl RlcMatrix {
         let panel_rows = panel_rows.unwrap_or(dense.rows() as u32).max(1);
         let panels = (0..dense.rows())
             .step_by(panel_rows as usize)
-            .map(|start| {
-                RlcCsc::encode_rows(dense, start, (start + panel_rows as usize).min(dense.rows()))
-            })
+            .map(|start| RlcCsc::encode_rows(dense, start, (start + panel_rows as usize).min(dense.rows())))
             .collect::<Result<Vec<_>, _>>()?;
         RlcMatrix::from_panels(dense.rows() as u32, panel_rows, panels)
     }

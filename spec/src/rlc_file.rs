@@ -146,14 +146,12 @@ pub fn write_rlc(m: &RlcMatrix) -> Vec<u8> {
 
 /// Writes `m` to `path`.
 pub fn write_rlc_file(m: &RlcMatrix, path: &Path) -> Result<(), RlcFileError> {
-    std::fs::write(path, write_rlc(m))
-        .map_err(|source| RlcFileError::Io { path: path.display().to_string(), source })
+    std::fs::write(path, write_rlc(m)).map_err(|source| RlcFileError::Io { path: path.display().to_string(), source })
 }
 
 /// Reads and validates the `.rlc` file at `path`.
 pub fn read_rlc_file(path: &Path) -> Result<RlcMatrix, RlcFileError> {
-    let bytes = std::fs::read(path)
-        .map_err(|source| RlcFileError::Io { path: path.display().to_string(), source })?;
+    let bytes = std::fs::read(path).map_err(|source| RlcFileError::Io { path: path.display().to_string(), source })?;
     read_rlc(&bytes)
 }
 
@@ -229,9 +227,7 @@ pub fn read_rlc(bytes: &[u8]) -> Result<RlcMatrix, RlcFileError> {
         return Err(RlcFileError::Reserved(reserved));
     }
     if rows == 0 || cols == 0 || rows > 1 << 31 || cols > 1 << 31 {
-        return Err(RlcFileError::BadHeader(format!(
-            "shape {rows}x{cols}: rows and cols must be in 1..=2^31"
-        )));
+        return Err(RlcFileError::BadHeader(format!("shape {rows}x{cols}: rows and cols must be in 1..=2^31")));
     }
     if panel_rows == 0 {
         return Err(RlcFileError::BadHeader("panel_rows is 0".into()));
@@ -275,12 +271,10 @@ pub fn read_rlc(bytes: &[u8]) -> Result<RlcMatrix, RlcFileError> {
         let p = p as u32;
         cur.pos += PANEL_HEADER_BYTES;
         let vb = cur.take(l.values as u64 * 2, String::new)?;
-        let values: Vec<f16> =
-            vb.chunks_exact(2).map(|b| f16::from_bits(u16::from_le_bytes([b[0], b[1]]))).collect();
+        let values: Vec<f16> = vb.chunks_exact(2).map(|b| f16::from_bits(u16::from_le_bytes([b[0], b[1]]))).collect();
         let runs = cur.take(l.values as u64 / 2, String::new)?.to_vec();
         let cb = cur.take(colptr_bytes, String::new)?;
-        let colptr: Vec<u32> =
-            cb.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
+        let colptr: Vec<u32> = cb.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))).collect();
         let prow = (rows - p * panel_rows).min(panel_rows);
         let panel = RlcCsc::from_parts(prow, cols, values, runs, colptr)
             .map_err(|source| RlcFileError::Panel { panel: p, source })?;
@@ -300,8 +294,7 @@ pub fn read_rlc(bytes: &[u8]) -> Result<RlcMatrix, RlcFileError> {
         }
         out.push(panel);
     }
-    let m = RlcMatrix::from_panels(rows, panel_rows, out)
-        .map_err(|e| RlcFileError::BadHeader(e.to_string()))?;
+    let m = RlcMatrix::from_panels(rows, panel_rows, out).map_err(|e| RlcFileError::BadHeader(e.to_string()))?;
     let stats = m.stats();
     if stats.stored_entries != total_entries {
         return Err(RlcFileError::CountMismatch {

@@ -152,7 +152,10 @@ fn non_finite_values_are_refused() {
 fn zeros_that_are_not_canonical_padding_are_refused() {
     // Entry 0 (run 2) set to zero: a zero with a run other than 15.
     let err = corrupt(|b| b[VALUES..VALUES + 2].copy_from_slice(&[0, 0]));
-    assert!(matches!(err, RlcFileError::Panel { source: RlcError::NonCanonicalZero { entry: 0, run: 2, .. }, .. }), "{err}");
+    assert!(
+        matches!(err, RlcFileError::Panel { source: RlcError::NonCanonicalZero { entry: 0, run: 2, .. }, .. }),
+        "{err}"
+    );
     // The padding entry (entry 1) as -0.0.
     let err = corrupt(|b| b[VALUES + 2..VALUES + 4].copy_from_slice(&0x8000u16.to_le_bytes()));
     assert!(matches!(err, RlcFileError::Panel { source: RlcError::NonCanonicalZero { entry: 1, .. }, .. }), "{err}");

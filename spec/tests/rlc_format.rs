@@ -126,8 +126,8 @@ fn sparse_matrix() -> impl Strategy<Value = DenseMatrix> {
     ]
     .prop_filter("nonzero in FP16", |v| f16::from_f32(*v).to_bits() & 0x7fff != 0);
     (1usize..=300, 1usize..=12).prop_flat_map(move |(rows, cols)| {
-        proptest::collection::vec(proptest::collection::vec((gap.clone(), value.clone()), 0..8), cols)
-            .prop_map(move |columns| {
+        proptest::collection::vec(proptest::collection::vec((gap.clone(), value.clone()), 0..8), cols).prop_map(
+            move |columns| {
                 let mut d = DenseMatrix::zeros(rows, columns.len());
                 for (k, col) in columns.iter().enumerate() {
                     let mut r = 0usize;
@@ -141,7 +141,8 @@ fn sparse_matrix() -> impl Strategy<Value = DenseMatrix> {
                     }
                 }
                 d
-            })
+            },
+        )
     })
 }
 

@@ -41,9 +41,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let dense = s.dense_fp16_bytes as f64;
     println!("{name}: {} bytes, valid", bytes.len());
     println!("shape            {} x {} ({} panel(s) of up to {} rows)", s.rows, s.cols, s.panels, s.panel_rows);
-    println!("nonzeros         {} ({:.2} % weight sparsity)", s.nnz, 100.0 * (1.0 - s.nnz as f64 / (s.rows * s.cols) as f64));
+    println!(
+        "nonzeros         {} ({:.2} % weight sparsity)",
+        s.nnz,
+        100.0 * (1.0 - s.nnz as f64 / (s.rows * s.cols) as f64)
+    );
     println!("stored entries   {} (nonzeros + padding entries)", s.stored_entries);
-    println!("padding entries  {} (0.0, 15) inside columns; {} tail entries pad the arrays to 8", s.padding_entries, s.tail_entries);
+    println!(
+        "padding entries  {} (0.0, 15) inside columns; {} tail entries pad the arrays to 8",
+        s.padding_entries, s.tail_entries
+    );
     println!();
     let mut t = Table::new(&["format", "bytes", "of dense FP16"]);
     for (fmt, b) in [

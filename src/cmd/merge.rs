@@ -36,7 +36,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
             match &sweep {
                 None => sweep = Some((p.sweep.clone(), p.total)),
                 Some((h, _)) if *h != p.sweep => {
-                    bail!("{}, line {}: point of sweep {} but earlier shards are of sweep {h}", path.display(), n + 1, p.sweep)
+                    bail!(
+                        "{}, line {}: point of sweep {} but earlier shards are of sweep {h}",
+                        path.display(),
+                        n + 1,
+                        p.sweep
+                    )
                 }
                 _ => {}
             }
@@ -52,16 +57,32 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let Some((hash, total)) = sweep else { bail!("no points in the inputs") };
     let missing: Vec<usize> = (0..total).filter(|i| !points.contains_key(i)).collect();
     if !missing.is_empty() && !a.allow_partial {
-        bail!("sweep {hash}: {} of {total} points missing (first: {}); run the missing shards or pass --allow-partial", missing.len(), missing[0]);
+        bail!(
+            "sweep {hash}: {} of {total} points missing (first: {}); run the missing shards or pass --allow-partial",
+            missing.len(),
+            missing[0]
+        );
     }
-    let mut out = std::io::BufWriter::new(std::fs::File::create(&a.output).with_context(|| a.output.display().to_string())?);
+    let mut out =
+        std::io::BufWriter::new(std::fs::File::create(&a.output).with_context(|| a.output.display().to_string())?);
     let mut csv = String::from("index,lanes,entries_per_lane,acc_write_ports,bytes_per_cycle,shape,sparsity,cycles,dense_cycles,speedup_vs_dense,roofline_fraction,energy_pj,bytes_loaded,invalid\n");
     for p in points.values() {
         writeln!(out, "{}", serde_json::to_string(p)?)?;
         csv.push_str(&format!(
             "{},{},{},{},{},{},{},{},{},{:.4},{:.4},{:.1},{},{}\n",
-            p.index, p.lanes, p.entries_per_lane, p.acc_write_ports, p.bytes_per_cycle, p.shape, p.sparsity, p.cycles,
-            p.dense_cycles, p.speedup_vs_dense, p.roofline_fraction, p.energy_pj, p.bytes_loaded,
+            p.index,
+            p.lanes,
+            p.entries_per_lane,
+            p.acc_write_ports,
+            p.bytes_per_cycle,
+            p.shape,
+            p.sparsity,
+            p.cycles,
+            p.dense_cycles,
+            p.speedup_vs_dense,
+            p.roofline_fraction,
+            p.energy_pj,
+            p.bytes_loaded,
             p.invalid.as_deref().map(|s| format!("\"{}\"", s.replace('"', "'"))).unwrap_or_default()
         ));
     }

@@ -77,7 +77,14 @@ struct JobSpec {
     provenance: String,
 }
 
-fn rows_of(arch: &Arch, spec: &JobSpec, m: &RlcMatrix, x: &Activations, filter: ActivationFilter, runs: &[KernelRun]) -> Vec<Row> {
+fn rows_of(
+    arch: &Arch,
+    spec: &JobSpec,
+    m: &RlcMatrix,
+    x: &Activations,
+    filter: ActivationFilter,
+    runs: &[KernelRun],
+) -> Vec<Row> {
     let dense = runs.iter().find(|r| r.kernel == Kernel::Dense).expect("dense is always run").cycles as f64;
     let s = m.stats();
     let ideal = m.job_bytes(x.as_slice(), filter).total() as f64;
@@ -113,7 +120,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
         if m.panel_rows() > arch.tile_rows() {
             bail!(
                 "{} has panels of {} rows but the `{}` arch's tile holds {}: re-encode with `lacuna encode --arch {}`",
-                path.display(), m.panel_rows(), arch.name, arch.tile_rows(), a.arch
+                path.display(),
+                m.panel_rows(),
+                arch.name,
+                arch.tile_rows(),
+                a.arch
             );
         }
         let x = Activations::new(lacuna_compiler::load_activations(xp)?).with_context(|| xp.display().to_string())?;
@@ -140,13 +151,19 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         for shape in &shapes {
             if 2 * shape.cols as u64 > arch.sram.activation_bytes as u64 {
-                bail!("shape {shape}: K = {} does not fit the `{}` arch's activation SRAM ({} bytes)", shape.cols, arch.name, arch.sram.activation_bytes);
+                bail!(
+                    "shape {shape}: K = {} does not fit the `{}` arch's activation SRAM ({} bytes)",
+                    shape.cols,
+                    arch.name,
+                    arch.sram.activation_bytes
+                );
             }
         }
         eprintln!("workloads: {PROVENANCE}; seed {}; arch {} ({})", a.seed, arch.name, arch.hash());
         let bar = indicatif::ProgressBar::new((shapes.len() * a.sparsity.len()) as u64);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} jobs {elapsed} {msg}").expect("a valid template"),
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} jobs {elapsed} {msg}")
+                .expect("a valid template"),
         );
         for &shape in &shapes {
             bar.set_message(format!("{shape}: drawing"));
@@ -155,7 +172,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 bar.set_message(format!("{shape} at {level}%"));
                 let f = level / 100.0;
                 let w = SyntheticWorkload::at_sparsity(shape, a.seed, &pair, f, f);
-                let m = lacuna_compiler::encode_parallel(&w.weights, Some(lacuna_compiler::balanced_panel_rows(w.weights.rows(), arch.tile_rows())))?;
+                let m = lacuna_compiler::encode_parallel(
+                    &w.weights,
+                    Some(lacuna_compiler::balanced_panel_rows(w.weights.rows(), arch.tile_rows())),
+                )?;
                 let filter = ActivationFilter::NONZERO;
                 let spec = JobSpec {
                     shape: shape.to_string(),
@@ -185,10 +205,28 @@ pub fn run(a: Args) -> Result<ExitCode> {
 fn print_tables(arch: &Arch, rows: &[Row]) {
     println!(
         "lacuna Sparse SIMT core, cycle model, arch `{}` ({}), {} MHz, {} ({:.1} GB/s); {}",
-        arch.name, arch.hash(), arch.clock_mhz, arch.memory.technology, arch.memory_gbps(), rows[0].provenance
+        arch.name,
+        arch.hash(),
+        arch.clock_mhz,
+        arch.memory.technology,
+        arch.memory_gbps(),
+        rows[0].provenance
     );
     let mut t = Table::new(&[
-        "shape", "W/A %", "cycles", "latency us", "vs dense", "roofline", "energy uJ", "MB loaded", "busy", "memory", "columns", "backpr.", "drain", "tail",
+        "shape",
+        "W/A %",
+        "cycles",
+        "latency us",
+        "vs dense",
+        "roofline",
+        "energy uJ",
+        "MB loaded",
+        "busy",
+        "memory",
+        "columns",
+        "backpr.",
+        "drain",
+        "tail",
     ]);
     for r in rows.iter().filter(|r| r.kernel == "lacuna") {
         let k = r.counters.expect("the core reports counters");
@@ -218,9 +256,11 @@ fn print_tables(arch: &Arch, rows: &[Row]) {
     header.extend(kernels.iter().copied());
     let mut t = Table::new(&header);
     for r in rows.iter().filter(|r| r.kernel == "lacuna") {
-        let mut cells = vec![r.shape.clone(), format!("{:.0}/{:.0}", 100.0 * r.weight_sparsity, 100.0 * r.act_sparsity)];
+        let mut cells =
+            vec![r.shape.clone(), format!("{:.0}/{:.0}", 100.0 * r.weight_sparsity, 100.0 * r.act_sparsity)];
         for k in &kernels {
-            let x = rows.iter().find(|o| o.shape == r.shape && o.weight_sparsity == r.weight_sparsity && o.kernel == *k);
+            let x =
+                rows.iter().find(|o| o.shape == r.shape && o.weight_sparsity == r.weight_sparsity && o.kernel == *k);
             cells.push(x.map_or("-".into(), |x| format!("{:.2}x", x.speedup_vs_dense)));
         }
         t.row(cells);

@@ -92,7 +92,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let threads = if a.threads.is_empty() {
-        if cores > 1 { vec![1, cores] } else { vec![1] }
+        if cores > 1 {
+            vec![1, cores]
+        } else {
+            vec![1]
+        }
     } else {
         a.threads.clone()
     };
@@ -165,7 +169,19 @@ pub fn run(a: Args) -> Result<ExitCode> {
         println!("spMspV on the Celty shapes: {PROVENANCE}; seed {}", a.seed);
         println!("sparse = lacuna CPU kernel over RLC-CSC (panels of {} rows); dense = faer f32 GEMV; same threads, median of {} interleaved runs", CpuKernel::PANEL_ROWS, a.reps);
         let mut t = Table::new(&[
-            "shape", "W/A %", "nnz", "padding", "RLC/dense", "loaded MB", "byte ratio", "thr", "dense ms", "sparse ms", "speedup", "golden", "bound",
+            "shape",
+            "W/A %",
+            "nnz",
+            "padding",
+            "RLC/dense",
+            "loaded MB",
+            "byte ratio",
+            "thr",
+            "dense ms",
+            "sparse ms",
+            "speedup",
+            "golden",
+            "bound",
         ]);
         for r in &runs {
             t.row(vec![

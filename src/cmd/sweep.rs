@@ -16,10 +16,10 @@ use lacuna_model::{simulate, Job};
 use lacuna_spec::{ActivationFilter, Arch};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use sweep_hash::stable_hash;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use sweep_hash::stable_hash;
 
 /// Arguments of `lacuna sweep`.
 #[derive(clap::Args)]
@@ -127,7 +127,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
     }
     let total = grid.len();
-    let sweep = stable_hash(&format!("{}|{:?}|{}", base.hash(), grid.iter().map(|g| format!("{g:?}")).collect::<Vec<_>>(), a.seed));
+    let sweep = stable_hash(&format!(
+        "{}|{:?}|{}",
+        base.hash(),
+        grid.iter().map(|g| format!("{g:?}")).collect::<Vec<_>>(),
+        a.seed
+    ));
     let mine: Vec<usize> = (0..total).filter(|i| i % shards == shard).collect();
     eprintln!("sweep {sweep}: {total} points, shard {shard}/{shards} runs {}; workloads: {PROVENANCE}", mine.len());
 
@@ -137,7 +142,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let pair = SyntheticWorkload::dense_pair(shape, a.seed);
         for &s in &a.sparsity {
             let f = s / 100.0;
-            workloads.insert((shape.to_string(), s.to_bits()), SyntheticWorkload::at_sparsity(shape, a.seed, &pair, f, f));
+            workloads
+                .insert((shape.to_string(), s.to_bits()), SyntheticWorkload::at_sparsity(shape, a.seed, &pair, f, f));
         }
     }
     let energy = EnergyTable::default();
@@ -178,13 +184,21 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 return Ok(pt);
             }
             let w = &workloads[&(shape.to_string(), s.to_bits())];
-            let m = lacuna_compiler::encode_parallel(&w.weights, Some(lacuna_compiler::balanced_panel_rows(w.weights.rows(), arch.tile_rows())))?;
+            let m = lacuna_compiler::encode_parallel(
+                &w.weights,
+                Some(lacuna_compiler::balanced_panel_rows(w.weights.rows(), arch.tile_rows())),
+            )?;
             let filter = ActivationFilter::NONZERO;
             let r = simulate(&arch, &Job::new(&m, &w.activations, filter))?;
             let (rows, cols) = (shape.rows as u64, shape.cols as u64);
             let burst = arch.memory.request_bytes as u64;
             let dense_bytes = 2 * rows * cols + 2 * cols;
-            pt.dense_cycles = stream_cycles(&arch, dense_bytes.div_ceil(burst), (rows * cols).div_ceil(arch.chunk_entries() as u64), (4 * rows).div_ceil(burst));
+            pt.dense_cycles = stream_cycles(
+                &arch,
+                dense_bytes.div_ceil(burst),
+                (rows * cols).div_ceil(arch.chunk_entries() as u64),
+                (4 * rows).div_ceil(burst),
+            );
             pt.cycles = r.counters.cycles;
             pt.speedup_vs_dense = pt.dense_cycles as f64 / pt.cycles as f64;
             let ideal = m.job_bytes(w.activations.as_slice(), filter).total() as f64;
