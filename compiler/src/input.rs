@@ -117,6 +117,13 @@ fn to_fp16(values: impl Iterator<Item = f64>, rows: usize, cols: usize, path: &s
 fn read_npy(bytes: &[u8], path: &str) -> Result<(Vec<u64>, Vec<f64>), InputError> {
     let malformed =
         |e: std::io::Error| InputError::Malformed { path: path.into(), kind: "npy", message: e.to_string() };
+    // npyz trusts the header length field for an allocation: check it against the file first
+    // (a fuzzer found a 3 GB allocation asked for by a 60-byte file).
+    let header_end = npy_header_end(bytes).ok_or_else(|| InputError::Malformed {
+        path: path.into(),
+        kind: "npy",
+        message: "truncated or bad header (magic, version or header length)".into(),
+    })?;
     let npy = npyz::NpyFile::new(bytes).map_err(malformed)?;
     let shape = npy.shape().to_vec();
     if shape.iter().any(|&d| d == 0 || d > 1 << 31) {
@@ -127,6 +134,16 @@ fn read_npy(bytes: &[u8], path: &str) -> Result<(Vec<u64>, Vec<f64>), InputError
     let npyz::DType::Plain(ts) = &dtype else {
         return Err(InputError::UnsupportedType { path: path.into(), dtype: format!("{dtype:?}") });
     };
+    // Likewise the shape: the data must be exactly shape x element size bytes before any is read.
+    let n: u64 = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).unwrap_or(u64::MAX);
+    let data_len = (bytes.len() - header_end) as u64;
+    if n.checked_mul(ts.size_field()) != Some(data_len) {
+        return Err(InputError::Malformed {
+            path: path.into(),
+            kind: "npy",
+            message: format!("shape {shape:?} of {}-byte values needs {} data bytes, the file has {data_len}", ts.size_field(), n.saturating_mul(ts.size_field())),
+        });
+    }
     let values: Vec<f64> = match (ts.type_char(), ts.size_field()) {
         (npyz::TypeChar::Float, 2) => {
             npy.into_vec::<f16>().map_err(malformed)?.into_iter().map(|v| v.to_f64()).collect()
@@ -135,7 +152,6 @@ fn read_npy(bytes: &[u8], path: &str) -> Result<(Vec<u64>, Vec<f64>), InputError
         (npyz::TypeChar::Float, 8) => npy.into_vec::<f64>().map_err(malformed)?,
         _ => return Err(InputError::UnsupportedType { path: path.into(), dtype: ts.to_string() }),
     };
-    let n: u64 = shape.iter().product();
     if values.len() as u64 != n {
         return Err(InputError::Malformed {
             path: path.into(),
@@ -150,6 +166,19 @@ fn read_npy(bytes: &[u8], path: &str) -> Result<(Vec<u64>, Vec<f64>), InputError
         return Ok((shape, c_order));
     }
     Ok((shape, values))
+}
+
+/// Where a `.npy` header ends, if the magic, version and header length fit the file.
+fn npy_header_end(bytes: &[u8]) -> Option<usize> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return None;
+    }
+    let end = match bytes[6] {
+        1 => 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize,
+        2 | 3 if bytes.len() >= 12 => 12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+        _ => return None,
+    };
+    (end <= bytes.len()).then_some(end)
 }
 
 /// Reads a 2-D `.npy` array.

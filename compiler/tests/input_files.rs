@@ -136,3 +136,16 @@ fn unknown_extensions_and_missing_files_are_clear_errors() {
     let missing = dir.path().join("missing.npy");
     assert!(matches!(load_dense(&missing, None).unwrap_err(), InputError::Io { .. }));
 }
+
+#[test]
+fn a_header_or_shape_larger_than_the_file_is_refused_without_allocating_it() {
+    // Found by the weight_files fuzz target: a version-2 header that claims 3 GB of header.
+    let mut bytes = b"\x93NUMPY\x02\x00".to_vec();
+    bytes.extend_from_slice(&3_000_000_000u32.to_le_bytes());
+    bytes.extend_from_slice(b"{'descr': '<f4'}");
+    let err = load_npy(&bytes, "t.npy").unwrap_err();
+    assert!(err.to_string().contains("bad header"), "{err}");
+    // A shape of 2^31 x 2^31 floats backed by 8 bytes.
+    let err = load_npy(&npy("<f4", false, &[1 << 31, 1 << 31], &[0; 8]), "t.npy").unwrap_err();
+    assert!(err.to_string().contains("data bytes"), "{err}");
+}
