@@ -124,6 +124,16 @@ fn read_npy(bytes: &[u8], path: &str) -> Result<(Vec<u64>, Vec<f64>), InputError
         kind: "npy",
         message: "truncated or bad header (magic, version or header length)".into(),
     })?;
+    // npyz's header parser (pest) takes exponential time on deeply nested brackets: a 218-byte
+    // file found by fuzzing ran for minutes. Real headers nest at most a few levels (a dict
+    // holding a shape tuple, or a structured dtype's list of tuples).
+    if npy_nesting(&bytes[..header_end]) > NPY_MAX_NESTING {
+        return Err(InputError::Malformed {
+            path: path.into(),
+            kind: "npy",
+            message: format!("header brackets nest deeper than {NPY_MAX_NESTING} levels"),
+        });
+    }
     let npy = npyz::NpyFile::new(bytes).map_err(malformed)?;
     let shape = npy.shape().to_vec();
     if shape.iter().any(|&d| d == 0 || d > 1 << 31) {
@@ -178,8 +188,33 @@ fn npy_header_end(bytes: &[u8]) -> Option<usize> {
         2 | 3 if bytes.len() >= 12 => 12 + u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
         _ => return None,
     };
-    (end <= bytes.len()).then_some(end)
+    // NumPy itself refuses headers over 10,000 bytes (numpy.lib.format, max_header_size): so do
+    // we, since npyz's header parser is slow on long pathological dictionaries.
+    (end <= bytes.len() && end <= 12 + NPY_MAX_HEADER).then_some(end)
 }
+
+/// The deepest bracket nesting accepted in a `.npy` header.
+const NPY_MAX_NESTING: usize = 4;
+
+/// The deepest nesting of `(`, `[` and `{` in a header (quotes are not special-cased: a bracket
+/// inside a field name only makes the check stricter).
+fn npy_nesting(header: &[u8]) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for &b in header {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// The longest `.npy` header read, as in NumPy.
+const NPY_MAX_HEADER: usize = 10_000;
 
 /// Reads a 2-D `.npy` array.
 pub fn load_npy(bytes: &[u8], path: &str) -> Result<DenseMatrix, InputError> {

@@ -149,3 +149,17 @@ fn a_header_or_shape_larger_than_the_file_is_refused_without_allocating_it() {
     let err = load_npy(&npy("<f4", false, &[1 << 31, 1 << 31], &[0; 8]), "t.npy").unwrap_err();
     assert!(err.to_string().contains("data bytes"), "{err}");
 }
+
+#[test]
+fn a_header_with_deeply_nested_brackets_is_refused_quickly() {
+    // Found by the weight_files fuzz target: npyz's header parser is exponential on nesting.
+    let header = format!("{{'descr': '<f8', {}'fortran_order': False, 'shape': (1, 1), }}", "{".repeat(60));
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(&[0; 8]);
+    let start = std::time::Instant::now();
+    let err = load_npy(&bytes, "t.npy").unwrap_err();
+    assert!(err.to_string().contains("nest"), "{err}");
+    assert!(start.elapsed().as_secs() < 1, "must not hang");
+}

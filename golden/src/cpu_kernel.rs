@@ -45,7 +45,7 @@ fn panel_spmspv(panel: &RlcCsc, active: &[(u32, f32)], acc: &mut [f32]) {
     let values = panel.values();
     let runs = panel.runs();
     let colptr = panel.colptr();
-    let lut = fp16_table();
+    let lut = lacuna_spec::numerics::fp16_to_f32_table();
     for (a, &(k, xk)) in active.iter().enumerate() {
         let (start, end) = (colptr[k as usize] as usize, colptr[k as usize + 1] as usize);
         if let Some(&(next, _)) = active.get(a + 1) {
@@ -71,19 +71,6 @@ const fn step_table(pair: bool) -> [u8; 256] {
     t
 }
 
-/// FP16 bits -> FP32, all 65,536 of them (256 KiB): one load per value, where `half`'s scalar
-/// conversion costs a run-time CPU-feature check and a call. Only the few thousand values a
-/// matrix actually holds are touched, so the hot part of the table stays in cache.
-fn fp16_table() -> &'static [f32; 65536] {
-    static TABLE: std::sync::OnceLock<Box<[f32; 65536]>> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut t = Box::new([0.0f32; 65536]);
-        for (bits, v) in t.iter_mut().enumerate() {
-            *v = half::f16::from_bits(bits as u16).to_f32();
-        }
-        t
-    })
-}
 
 /// One column: `acc[row_j] += w_j * xk` for its entries, rows from the runs,
 /// `row_j = j + sum_{l <= j} run_l`. The product is exact and added with one FP32 addition:

@@ -84,7 +84,9 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
         }
         if mul.is_none() {
             if let Some(tok) = dec.stages[2].take() {
-                mul = Some(multiply(tok, spare.pop().unwrap_or_default()));
+                let (products, recycled) = multiply(tok, spare.pop().unwrap_or_default());
+                mul = Some(products);
+                dec.pool.extend(recycled);
                 progress = true;
             }
         }

@@ -18,6 +18,8 @@ pub struct RlcDecoder {
     /// D1, D2, D3.
     pub stages: [Option<Token<Decoded>>; 3],
     carry: i64,
+    /// Entry vectors handed back by the multiplier, reused (the model's own bookkeeping).
+    pub pool: Vec<Vec<DecodedEntry>>,
 }
 
 impl RlcDecoder {
@@ -58,7 +60,7 @@ impl RlcDecoder {
         if s.first {
             self.carry = -1;
         }
-        let mut entries = Vec::with_capacity((s.hi - s.lo) as usize);
+        let mut entries = self.pool.pop().unwrap_or_default();
         let mut overrun = None;
         for i in s.lo as usize..s.hi as usize {
             self.carry += run_at(pd.runs, i) as i64 + 1;

@@ -26,6 +26,20 @@ pub fn product(w: f16, x: f16) -> f32 {
     w.to_f32() * x.to_f32()
 }
 
+/// FP16 bits -> FP32, all 65,536 of them (256 KiB), built once: one load per value, where
+/// `half`'s scalar conversion costs a run-time CPU-feature check and a call. Only the few thousand
+/// values a matrix holds are touched, so the hot part stays in cache. Exact, like `to_f32`.
+pub fn fp16_to_f32_table() -> &'static [f32; 65536] {
+    static TABLE: std::sync::OnceLock<Box<[f32; 65536]>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = Box::new([0.0f32; 65536]);
+        for (bits, v) in t.iter_mut().enumerate() {
+            *v = f16::from_bits(bits as u16).to_f32();
+        }
+        t
+    })
+}
+
 /// One accumulation step: FP32 addition with round-to-nearest-even.
 #[inline(always)]
 pub fn accumulate(acc: f32, product: f32) -> f32 {
@@ -130,6 +144,15 @@ mod tests {
         for (w, x) in cases {
             let exact = w.to_f64() * x.to_f64();
             assert_eq!(product(w, x) as f64, exact, "{w} * {x}");
+        }
+    }
+
+    #[test]
+    fn the_conversion_table_is_exact_for_every_fp16_value() {
+        let t = fp16_to_f32_table();
+        for bits in 0..=u16::MAX {
+            let v = f16::from_bits(bits);
+            assert!(t[bits as usize].to_bits() == v.to_f32().to_bits() || v.is_nan(), "{bits:#06x}");
         }
     }
 
