@@ -76,6 +76,15 @@ pub struct KernelRun {
     pub counters: Option<Counters>,
 }
 
+/// The byte-roofline time of a job: the cycles its ideal bytes (`RlcMatrix::job_bytes`) take at
+/// the memory's peak, `min(bytes_per_cycle, request_bytes)` bytes per cycle (one request is
+/// accepted per cycle). A kernel's `roofline_fraction` is this over its cycles: 1.0 means it moves
+/// exactly the bytes it must, at full bandwidth, with no latency or overhead.
+pub fn roofline_cycles(arch: &Arch, ideal_bytes: u64) -> f64 {
+    let peak = arch.memory.bytes_per_cycle.min(arch.memory.request_bytes) as f64;
+    ideal_bytes as f64 / peak
+}
+
 /// Cycles to stream `read_bursts` bursts through the memory while `compute` cycles of work
 /// overlap them, then write `write_bursts` bursts: issue one burst per cycle as the memory accepts.
 pub fn stream_cycles(arch: &Arch, read_bursts: u64, compute: u64, write_bursts: u64) -> u64 {

@@ -86,9 +86,8 @@ fn rows_of(
     runs: &[KernelRun],
 ) -> Vec<Row> {
     let dense = runs.iter().find(|r| r.kernel == Kernel::Dense).expect("dense is always run").cycles as f64;
-    let s = m.stats();
-    let ideal = m.job_bytes(x.as_slice(), filter).total() as f64;
-    let limit = (s.dense_fp16_bytes + 2 * s.cols) as f64 / ideal;
+    let ideal = m.job_bytes(x.as_slice(), filter).total();
+    let roofline = lacuna_model::baselines::roofline_cycles(arch, ideal);
     runs.iter()
         .map(|r| Row {
             shape: spec.shape.clone(),
@@ -98,7 +97,7 @@ fn rows_of(
             cycles: r.cycles,
             latency_us: r.cycles as f64 / arch.clock_mhz as f64,
             speedup_vs_dense: dense / r.cycles as f64,
-            roofline_fraction: dense / r.cycles as f64 / limit,
+            roofline_fraction: roofline / r.cycles as f64,
             energy_pj: r.energy.total_pj(),
             bytes_loaded: r.bytes_loaded,
             arch: arch.name.clone(),
@@ -249,7 +248,7 @@ fn print_tables(arch: &Arch, rows: &[Row]) {
         ]);
     }
     print!("{}", t.render());
-    println!("vs dense = dense FP16 GEMV cycles on the same memory and compute width / core cycles; roofline = that speedup / (dense bytes / bytes the sparse job must load); busy..tail: where the decoder's cycles went (docs/microarchitecture.md)");
+    println!("vs dense = dense FP16 GEMV cycles on the same memory and compute width / core cycles; roofline = cycles the bytes the sparse job must load take at peak bandwidth / core cycles; busy..tail: where the decoder's cycles went (docs/microarchitecture.md)");
     println!();
     let kernels: Vec<&str> = Kernel::ALL.iter().map(|k| k.name()).collect();
     let mut header = vec!["shape", "W/A %"];

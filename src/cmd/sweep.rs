@@ -158,6 +158,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
             arch.core.entries_per_lane = e;
             arch.core.acc_write_ports = p;
             arch.memory.bytes_per_cycle = b;
+            // One request is accepted per cycle, so a wider bus needs bursts at least as wide.
+            arch.memory.request_bytes = arch.memory.request_bytes.max(b);
             let mut pt = Point {
                 sweep: sweep.clone(),
                 index: i,
@@ -201,8 +203,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
             );
             pt.cycles = r.counters.cycles;
             pt.speedup_vs_dense = pt.dense_cycles as f64 / pt.cycles as f64;
-            let ideal = m.job_bytes(w.activations.as_slice(), filter).total() as f64;
-            pt.roofline_fraction = pt.speedup_vs_dense / (dense_bytes as f64 / ideal);
+            let ideal = m.job_bytes(w.activations.as_slice(), filter).total();
+            pt.roofline_fraction = lacuna_model::baselines::roofline_cycles(&arch, ideal) / pt.cycles as f64;
             pt.energy_pj = energy.of_core(&r.counters, cols * m.panels().len() as u64).total_pj();
             pt.bytes_loaded = r.counters.bytes.loaded();
             bar.inc(1);
