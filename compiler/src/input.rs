@@ -151,7 +151,11 @@ fn read_npy(bytes: &[u8], path: &str) -> Result<(Vec<u64>, Vec<f64>), InputError
         return Err(InputError::Malformed {
             path: path.into(),
             kind: "npy",
-            message: format!("shape {shape:?} of {}-byte values needs {} data bytes, the file has {data_len}", ts.size_field(), n.saturating_mul(ts.size_field())),
+            message: format!(
+                "shape {shape:?} of {}-byte values needs {} data bytes, the file has {data_len}",
+                ts.size_field(),
+                n.saturating_mul(ts.size_field())
+            ),
         });
     }
     let values: Vec<f64> = match (ts.type_char(), ts.size_field()) {

@@ -71,7 +71,6 @@ const fn step_table(pair: bool) -> [u8; 256] {
     t
 }
 
-
 /// One column: `acc[row_j] += w_j * xk` for its entries, rows from the runs,
 /// `row_j = j + sum_{l <= j} run_l`. The product is exact and added with one FP32 addition:
 /// the same operation as `numerics::{product, accumulate}`.

@@ -16,7 +16,10 @@ pub fn multiply(token: Token<Decoded>, mut buffer: Vec<(u32, f32)>) -> (Token<Pr
             // The same exact product as `numerics::product`, with table conversions.
             let t = fp16_to_f32_table();
             let x = t[d.slice.column.x.to_bits() as usize];
-            debug_assert!(d.entries.iter().all(|e| t[e.value.to_bits() as usize] * x == product(e.value, d.slice.column.x)));
+            debug_assert!(d
+                .entries
+                .iter()
+                .all(|e| t[e.value.to_bits() as usize] * x == product(e.value, d.slice.column.x)));
             buffer.extend(d.entries.iter().map(|e| (e.row, t[e.value.to_bits() as usize] * x)));
             d.entries.clear();
             (Token::Work(Products { panel: d.slice.column.panel, entries: buffer }), Some(d.entries))

@@ -79,3 +79,29 @@ impl JobLayout {
         JobLayout::from_lengths(arch, m.cols() as u64, m.rows() as u64, lengths)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DenseMatrix;
+
+    #[test]
+    fn every_region_starts_on_a_burst_boundary_in_the_documented_order() {
+        let arch = Arch::preset("tiny").unwrap();
+        let mut d = DenseMatrix::zeros(40, 3);
+        d.set(39, 2, half::f16::ONE);
+        let m = RlcMatrix::encode(&d, Some(arch.tile_rows())).unwrap();
+        let l = JobLayout::new(&arch, &m);
+        let burst = arch.memory.request_bytes as u64;
+        let mut at = l.x;
+        for p in &l.panels {
+            for addr in [p.values, p.runs, p.colptr] {
+                assert_eq!(addr % burst, 0);
+                assert!(addr >= at, "regions in order: x, then per panel values, runs, colptr");
+                at = addr;
+            }
+        }
+        assert!(l.y > at && l.y % burst == 0);
+        assert!(l.bytes >= l.y + 4 * 40);
+    }
+}
