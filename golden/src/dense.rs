@@ -47,11 +47,6 @@ impl FaerGemv {
         FaerGemv { w: faer::Mat::from_fn(w.rows(), cols, |r, k| data[r * cols + k]) }
     }
 
-    /// Bytes of the f32 matrix.
-    pub fn bytes(&self) -> u64 {
-        (self.w.nrows() * self.w.ncols() * 4) as u64
-    }
-
     /// `y = W x` on `threads` threads (1: sequential), all K columns.
     pub fn run(&self, x: &[f32], threads: usize) -> Vec<f32> {
         let xv = faer::ColRef::from_slice(x);
@@ -59,5 +54,24 @@ impl FaerGemv {
         let par = if threads <= 1 { faer::Par::Seq } else { faer::Par::rayon(threads) };
         faer::linalg::matmul::matmul(y.as_mut(), faer::Accum::Replace, self.w.as_ref(), xv, 1.0f32, par);
         y.iter().copied().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dense_references_agree_on_a_worked_example() {
+        // W = [[1, 2], [3, -4]], x = [0.5, 0.25]: y = [1.0, 0.5]; with the filter at 0.5, x_1 is
+        // skipped: y = [0.5, 1.5].
+        let w = DenseMatrix::new(2, 2, [1.0, 2.0, 3.0, -4.0].iter().map(|&v| f16::from_f32(v)).collect()).unwrap();
+        let x: Vec<f16> = [0.5, 0.25].iter().map(|&v| f16::from_f32(v)).collect();
+        assert_eq!(gemv_f64(&w, &x, ActivationFilter::NONZERO), vec![1.0, 0.5]);
+        assert_eq!(gemv_f32_sequential(&w, &x, ActivationFilter::NONZERO), vec![1.0, 0.5]);
+        let half = ActivationFilter { threshold: f16::from_f32(0.5) };
+        assert_eq!(gemv_f64(&w, &x, half), vec![0.5, 1.5]);
+        let xf: Vec<f32> = x.iter().map(|v| v.to_f32()).collect();
+        assert_eq!(FaerGemv::new(&w).run(&xf, 1), vec![1.0, 0.5]);
     }
 }

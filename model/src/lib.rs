@@ -55,11 +55,6 @@ impl<'a> PanelData<'a> {
     pub fn entries(&self) -> u64 {
         (self.values.len() as u64).min(self.runs.len() as u64 * 2)
     }
-
-    /// Padded array length (a multiple of 8 for valid panels).
-    pub fn padded_len(&self) -> u64 {
-        self.entries()
-    }
 }
 
 /// One spMspV job.
