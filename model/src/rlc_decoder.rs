@@ -65,10 +65,34 @@ impl RlcDecoder {
         for i in s.lo as usize..s.hi as usize {
             self.carry += run_at(pd.runs, i) as i64 + 1;
             if self.carry >= pd.rows as i64 {
+                // A malformed stream: flag it, and hand nothing past the panel to the datapath
+                // (a row past the tile would address a register that does not exist).
                 overrun.get_or_insert(self.carry as u64);
+                continue;
             }
             entries.push(DecodedEntry { row: self.carry as u32, value: pd.values[i] });
         }
         Decoded { slice: s, entries, overrun }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slice::Column;
+    use half::f16;
+
+    #[test]
+    fn an_overrunning_slice_is_flagged_and_hands_on_no_row_past_the_panel() {
+        let values = [f16::ONE; 8];
+        let runs = [0xff; 4]; // rows 15, 31, 47, ... of a 4-row panel
+        let colptr = [0u32, 8];
+        let pd = PanelData { rows: 4, values: &values, runs: &runs, colptr: &colptr };
+        let column = Column { panel: 0, k: 0, x: f16::ONE, start: 0, end: 8 };
+        let mut dec = RlcDecoder::default();
+        dec.accept(Token::Work(Slice { column, chunk: 0, lo: 0, hi: 8, first: true }), &[pd]);
+        let Some(Token::Work(d)) = &dec.stages[0] else { panic!("a slice is in D1") };
+        assert_eq!(d.overrun, Some(15));
+        assert!(d.entries.iter().all(|e| e.row < 4));
     }
 }

@@ -155,6 +155,25 @@ fn a_run_past_the_end_of_its_column_raises_a_fault_and_ends() {
 }
 
 #[test]
+fn a_run_far_past_the_tile_raises_a_fault_without_touching_a_missing_register() {
+    let arch = tiny(); // 32-row tile
+    // Ten padding-like runs of 15 from row 0: rows 0, 16, 32, ... far past the 4-row panel.
+    let values = [f16::ONE; 16];
+    let runs = [0xff; 8];
+    let colptr = [0u32, 10];
+    let x = [f16::ONE];
+    let job = Job {
+        rows: 4,
+        panel_rows: 4,
+        panels: vec![PanelData { rows: 4, values: &values, runs: &runs, colptr: &colptr }],
+        x: &x,
+        filter: ActivationFilter::NONZERO,
+    };
+    let r = simulate(&arch, &job).unwrap();
+    assert!(matches!(r.fault, Some(Fault::RunOverrunsColumn { row: 15, .. })), "{:?}", r.fault);
+}
+
+#[test]
 fn column_pointers_that_go_backwards_or_past_the_arrays_raise_a_fault() {
     let arch = tiny();
     let values = [f16::ONE; 8];
