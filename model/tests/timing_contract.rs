@@ -157,7 +157,7 @@ fn a_run_past_the_end_of_its_column_raises_a_fault_and_ends() {
 #[test]
 fn a_run_far_past_the_tile_raises_a_fault_without_touching_a_missing_register() {
     let arch = tiny(); // 32-row tile
-    // Ten padding-like runs of 15 from row 0: rows 0, 16, 32, ... far past the 4-row panel.
+                       // Ten padding-like runs of 15 from row 0: rows 0, 16, 32, ... far past the 4-row panel.
     let values = [f16::ONE; 16];
     let runs = [0xff; 8];
     let colptr = [0u32, 10];
@@ -205,4 +205,40 @@ fn a_panel_taller_than_the_tile_or_an_x_larger_than_the_sram_is_refused() {
     let x = Activations::new(vec![f16::ONE; 300]).unwrap();
     let err = simulate(&arch, &Job::new(&m, &x, ActivationFilter::NONZERO)).unwrap_err();
     assert!(err.to_string().contains("activation SRAM"), "{err}");
+}
+
+mod malformed {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Arbitrary arrays: the model ends every job, with or without a fault, and never panics or
+        /// reaches its cycle limit.
+        #[test]
+        fn any_stream_ends_the_job_without_a_hang_or_a_panic(
+            rows in 1u32..40,
+            runs in proptest::collection::vec(any::<u8>(), 0..24),
+            colptr_raw in proptest::collection::vec(0u32..60, 1..8),
+            xs in proptest::collection::vec(prop_oneof![Just(0.0f32), -2.0f32..2.0], 1..8),
+        ) {
+            let arch = tiny();
+            let rows = rows.min(arch.tile_rows());
+            let k = xs.len().min(colptr_raw.len());
+            let values = vec![f16::ONE; runs.len() * 2];
+            let mut colptr = colptr_raw[..k].to_vec();
+            colptr.insert(0, 0);
+            let x: Vec<f16> = xs[..k].iter().map(|&v| f16::from_f32(v)).collect();
+            let job = Job {
+                rows,
+                panel_rows: rows,
+                panels: vec![PanelData { rows, values: &values, runs: &runs, colptr: &colptr }],
+                x: &x,
+                filter: ActivationFilter::NONZERO,
+            };
+            let r = simulate(&arch, &job);
+            prop_assert!(r.is_ok(), "{:?}", r.err());
+        }
+    }
 }
