@@ -32,7 +32,7 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
     let mut scan = ActScan::new(c.scan_width, c.activation_queue_depth, panels);
     let mut colptr = ColptrFetch::new(c.column_queue_depth);
     let mut chunk = ChunkFetch::new(arch.chunk_entries(), c.fetch_buffer_chunks);
-    let mut dec = RlcDecoder::default();
+    let mut dec = RlcDecoder::new(c.lanes);
     let mut mul: Option<Token<Products>> = None;
     let mut route = Route::new(c.lanes);
     let mut acc =
@@ -46,7 +46,6 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
     let limit = cycle_limit(arch, job);
     let burst = mem.burst();
 
-    let mut spare: Vec<Vec<(u32, f32)>> = Vec::new(); // product buffers, recycled
     let mut t: u64 = 0;
     loop {
         if t > limit {
@@ -78,15 +77,13 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
         }
         if route.is_empty() {
             if let Some(tok) = mul.take() {
-                spare.extend(route.accept(tok));
+                dec.pool.extend(route.accept(tok));
                 progress = true;
             }
         }
         if mul.is_none() {
             if let Some(tok) = dec.stages[2].take() {
-                let (products, recycled) = multiply(tok, spare.pop().unwrap_or_default());
-                mul = Some(products);
-                dec.pool.extend(recycled);
+                mul = Some(multiply(tok));
                 progress = true;
             }
         }

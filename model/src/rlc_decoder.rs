@@ -6,23 +6,41 @@
 //! carry (the row of the column's previous entry, -1 at its first slice); D3 produces the rows and
 //! raises `RunOverrunsColumn` for a row at or past the panel's end. The model computes the rows when
 //! the slice enters D1 (the carry only depends on earlier slices, which are ahead of it) and reports
-//! the overrun when the slice reaches D3.
+//! the overrun when the slice reaches D3. For speed it also computes, in the same pass, what the
+//! later stages will do with each entry: the multiplier's exact product and route's lane split
+//! (lane `row mod L`, register `row div L`). Those stages then only carry the result, in the cycles
+//! the contract gives them; nothing they compute depends on time.
 
-use crate::slice::{Decoded, DecodedEntry, Slice, Token};
+use crate::slice::{Decoded, LaneSorted, Slice, Token};
 use crate::PanelData;
+use lacuna_spec::numerics::fp16_to_f32_table;
 use lacuna_spec::rlc::run_at;
 
 /// The decoder's three stages.
-#[derive(Default)]
 pub struct RlcDecoder {
     /// D1, D2, D3.
     pub stages: [Option<Token<Decoded>>; 3],
     carry: i64,
-    /// Entry vectors handed back by the multiplier, reused (the model's own bookkeeping).
-    pub pool: Vec<Vec<DecodedEntry>>,
+    lanes: u32,
+    /// Buffers handed back by route, reused (the model's own bookkeeping).
+    pub pool: Vec<LaneSorted>,
+    scratch: Vec<(u32, u32, f32)>,
+    slots: Vec<u32>,
 }
 
 impl RlcDecoder {
+    /// A decoder feeding `lanes` lanes (a power of two).
+    pub fn new(lanes: u32) -> RlcDecoder {
+        RlcDecoder {
+            stages: [None, None, None],
+            carry: 0,
+            lanes,
+            pool: Vec::new(),
+            scratch: Vec::new(),
+            slots: Vec::new(),
+        }
+    }
+
     /// All three stages empty.
     pub fn empty(&self) -> bool {
         self.stages.iter().all(Option::is_none)
@@ -60,7 +78,13 @@ impl RlcDecoder {
         if s.first {
             self.carry = -1;
         }
-        let mut entries = self.pool.pop().unwrap_or_default();
+        let t = fp16_to_f32_table();
+        let x = t[s.column.x.to_bits() as usize];
+        let (mask, shift) = (self.lanes - 1, self.lanes.trailing_zeros());
+        let mut data = self.pool.pop().unwrap_or_default();
+        data.ends.clear();
+        data.ends.resize(self.lanes as usize, 0);
+        self.scratch.clear();
         let mut overrun = None;
         for i in s.lo as usize..s.hi as usize {
             self.carry += run_at(pd.runs, i) as i64 + 1;
@@ -70,9 +94,29 @@ impl RlcDecoder {
                 overrun.get_or_insert(self.carry as u64);
                 continue;
             }
-            entries.push(DecodedEntry { row: self.carry as u32, value: pd.values[i] });
+            let row = self.carry as u32;
+            let lane = row & mask;
+            data.ends[lane as usize] += 1;
+            // The multiplier's exact product (numerics::product, with table conversions).
+            self.scratch.push((lane, row >> shift, t[pd.values[i].to_bits() as usize] * x));
         }
-        Decoded { slice: s, entries, overrun }
+        // Counting sort by lane, stable: route's per-lane order is the entry order.
+        let mut at = 0u32;
+        for e in data.ends.iter_mut() {
+            at += *e;
+            *e = at;
+        }
+        data.sorted.resize(self.scratch.len(), (0, 0.0));
+        // Each lane's next slot starts where the previous lane's group ends.
+        self.slots.clear();
+        self.slots.push(0);
+        self.slots.extend_from_slice(&data.ends[..data.ends.len() - 1]);
+        for &(lane, reg, p) in &self.scratch {
+            let slot = &mut self.slots[lane as usize];
+            data.sorted[*slot as usize] = (reg, p);
+            *slot += 1;
+        }
+        Decoded { slice: s, data, overrun }
     }
 }
 
@@ -89,10 +133,11 @@ mod tests {
         let colptr = [0u32, 8];
         let pd = PanelData { rows: 4, values: &values, runs: &runs, colptr: &colptr };
         let column = Column { panel: 0, k: 0, x: f16::ONE, start: 0, end: 8 };
-        let mut dec = RlcDecoder::default();
+        let mut dec = RlcDecoder::new(4);
         dec.accept(Token::Work(Slice { column, chunk: 0, lo: 0, hi: 8, first: true }), &[pd]);
         let Some(Token::Work(d)) = &dec.stages[0] else { panic!("a slice is in D1") };
         assert_eq!(d.overrun, Some(15));
-        assert!(d.entries.iter().all(|e| e.row < 4));
+        // Lane l holds rows reg * 4 + l: every register must be 0 (rows 0..4).
+        assert!(d.data.sorted.iter().all(|&(reg, _)| reg == 0));
     }
 }

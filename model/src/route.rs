@@ -6,7 +6,7 @@
 //! it then starts drain for that panel.
 
 use crate::accumulator::Accumulator;
-use crate::slice::{Products, Token};
+use crate::slice::{LaneSorted, Products, Token};
 
 /// What the route stage holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -25,8 +25,8 @@ pub struct Route {
     /// Its content.
     pub held: Held,
     /// Entries of the held slice grouped by lane (register, product); lane l's still to deliver
-    /// are `sorted[next[l]..end[l]]`.
-    sorted: Vec<(u32, f32)>,
+    /// are `data.sorted[next[l]..end[l]]`.
+    data: LaneSorted,
     next: Vec<usize>,
     end: Vec<usize>,
     /// Lanes with entries still to deliver.
@@ -43,7 +43,7 @@ impl Route {
         Route {
             lanes,
             held: Held::Empty,
-            sorted: Vec::new(),
+            data: LaneSorted::default(),
             next: vec![0; l],
             end: vec![0; l],
             waiting: 0,
@@ -56,40 +56,26 @@ impl Route {
         matches!(self.held, Held::Empty)
     }
 
-    /// Takes a slice from the multiplier (the stage must be empty); returns the slice's entry
-    /// buffer for reuse.
-    pub fn accept(&mut self, token: Token<Products>) -> Option<Vec<(u32, f32)>> {
+    /// Takes a slice from the multiplier (the stage must be empty); returns the previous slice's
+    /// buffers for reuse.
+    pub fn accept(&mut self, token: Token<Products>) -> Option<LaneSorted> {
         match token {
             Token::EndPanel(p) => {
                 self.held = Held::EndPanel(p);
                 None
             }
-            Token::Work(mut products) => {
-                // Counting sort by lane, keeping entry order within a lane.
-                // Lanes are a power of two (Arch::validate): mask and shift, no division.
-                let lanes = self.lanes as usize;
-                let (mask, shift) = (self.lanes - 1, self.lanes.trailing_zeros());
-                self.end.iter_mut().for_each(|e| *e = 0);
-                for &(row, _) in &products.entries {
-                    self.end[(row & mask) as usize] += 1;
-                }
-                let mut at = 0;
+            Token::Work(products) => {
+                let old = std::mem::replace(&mut self.data, products.data);
                 self.waiting = 0;
-                for l in 0..lanes {
-                    self.next[l] = at;
-                    at += self.end[l];
-                    self.waiting += (self.end[l] > 0) as usize;
-                    self.end[l] = self.next[l];
-                }
-                self.sorted.resize(products.entries.len(), (0, 0.0));
-                for &(row, p) in &products.entries {
-                    let l = (row & mask) as usize;
-                    self.sorted[self.end[l]] = (row >> shift, p);
-                    self.end[l] += 1;
+                let mut start = 0u32;
+                for l in 0..self.lanes as usize {
+                    self.next[l] = start as usize;
+                    self.end[l] = self.data.ends[l] as usize;
+                    self.waiting += (self.end[l] > self.next[l]) as usize;
+                    start = self.data.ends[l];
                 }
                 self.held = if self.waiting > 0 { Held::Slice } else { Held::Empty };
-                products.entries.clear();
-                Some(products.entries)
+                Some(old)
             }
         }
     }
@@ -115,7 +101,7 @@ impl Route {
                     if pending > 0 {
                         let n = pending.min(acc.free(l));
                         for i in self.next[l]..self.next[l] + n {
-                            acc.fifos.push(l, self.sorted[i]);
+                            acc.fifos.push(l, self.data.sorted[i]);
                         }
                         self.next[l] += n;
                         if n > 0 {

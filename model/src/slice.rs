@@ -41,13 +41,15 @@ pub enum Token<T> {
     EndPanel(u32),
 }
 
-/// One decoded entry: its row in the panel and its value.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct DecodedEntry {
-    /// Row within the panel.
-    pub row: u32,
-    /// The stored value.
-    pub value: f16,
+/// A slice's data path result: (register, exact FP32 product) per entry, grouped by lane, in
+/// entry order within each lane. Lane l's entries are `sorted[ends[l-1]..ends[l]]` (from 0 for
+/// lane 0).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LaneSorted {
+    /// (register, product) grouped by lane.
+    pub sorted: Vec<(u32, f32)>,
+    /// End of each lane's group.
+    pub ends: Vec<u32>,
 }
 
 /// A slice after the decoder.
@@ -55,8 +57,8 @@ pub struct DecodedEntry {
 pub struct Decoded {
     /// The slice.
     pub slice: Slice,
-    /// Its entries, rows increasing.
-    pub entries: Vec<DecodedEntry>,
+    /// Its entries' registers and products, by lane (see `rlc_decoder` for when they are computed).
+    pub data: LaneSorted,
     /// An entry decoded to a row at or past the panel's end (the stream is malformed).
     pub overrun: Option<u64>,
 }
@@ -66,6 +68,6 @@ pub struct Decoded {
 pub struct Products {
     /// Panel index.
     pub panel: u32,
-    /// (row, exact FP32 product) per entry, rows increasing.
-    pub entries: Vec<(u32, f32)>,
+    /// Registers and products by lane.
+    pub data: LaneSorted,
 }
