@@ -168,7 +168,7 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
         let pipeline_empty =
             dec.empty() && mul.is_none() && route.is_empty() && drain.idle() && !drain.writes_pending();
         let finished = if fault.is_some() {
-            pipeline_empty_or_stopped(&mem) && !drain.writes_pending()
+            memory_quiet(&mem) && !drain.writes_pending()
         } else {
             upstream_idle && pipeline_empty && drained == panels
         };
@@ -241,7 +241,7 @@ fn drain_panel(d: &Drain) -> u32 {
 }
 
 /// After a fault: nothing more is issued; the job ends once the memory has nothing in flight.
-fn pipeline_empty_or_stopped(mem: &Memory) -> bool {
+fn memory_quiet(mem: &Memory) -> bool {
     mem.in_flight() == 0
 }
 

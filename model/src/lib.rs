@@ -182,7 +182,7 @@ pub fn simulate_with(arch: &Arch, job: &Job, skip: bool) -> Result<SimResult, Si
     if job.panel_rows > arch.tile_rows() || job.panels.iter().any(|p| p.rows > arch.tile_rows()) {
         return Err(SimError::PanelTooTall { panel_rows: job.panel_rows, tile_rows: arch.tile_rows() });
     }
-    if 2 * job.x.len() as u64 > arch.sram.activation_bytes as u64 {
+    if job.x.len() as u64 > arch.max_cols() as u64 {
         return Err(SimError::TooManyColumns { cols: job.x.len() as u64, sram: arch.sram.activation_bytes });
     }
     if let Some(p) = job.panels.iter().find(|p| p.colptr.len() != job.x.len() + 1) {

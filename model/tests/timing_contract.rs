@@ -23,6 +23,17 @@ fn tall(ports: u32) -> Arch {
     a
 }
 
+/// A one-panel job over raw (possibly malformed) arrays, all nonzero activations active.
+fn one_panel_job<'a>(rows: u32, values: &'a [f16], runs: &'a [u8], colptr: &'a [u32], x: &'a [f16]) -> Job<'a> {
+    Job {
+        rows,
+        panel_rows: rows,
+        panels: vec![PanelData { rows, values, runs, colptr }],
+        x,
+        filter: ActivationFilter::NONZERO,
+    }
+}
+
 fn job_of(w: &DenseMatrix, x: &[f32], arch: &Arch) -> (RlcMatrix, Activations) {
     let m = RlcMatrix::encode(w, Some(arch.tile_rows())).unwrap();
     let x = Activations::new(x.iter().map(|&v| f16::from_f32(v)).collect()).unwrap();
@@ -142,13 +153,7 @@ fn a_run_past_the_end_of_its_column_raises_a_fault_and_ends() {
     let runs = [0x0f, 0, 0, 0];
     let colptr = [0u32, 1];
     let x = [f16::ONE];
-    let job = Job {
-        rows: 4,
-        panel_rows: 4,
-        panels: vec![PanelData { rows: 4, values: &values, runs: &runs, colptr: &colptr }],
-        x: &x,
-        filter: ActivationFilter::NONZERO,
-    };
+    let job = one_panel_job(4, &values, &runs, &colptr, &x);
     let r = simulate(&arch, &job).unwrap();
     assert!(matches!(r.fault, Some(Fault::RunOverrunsColumn { panel: 0, col: 0, row: 15, .. })), "{:?}", r.fault);
     assert!(r.counters.cycles < 100);
@@ -162,13 +167,7 @@ fn a_run_far_past_the_tile_raises_a_fault_without_touching_a_missing_register() 
     let runs = [0xff; 8];
     let colptr = [0u32, 10];
     let x = [f16::ONE];
-    let job = Job {
-        rows: 4,
-        panel_rows: 4,
-        panels: vec![PanelData { rows: 4, values: &values, runs: &runs, colptr: &colptr }],
-        x: &x,
-        filter: ActivationFilter::NONZERO,
-    };
+    let job = one_panel_job(4, &values, &runs, &colptr, &x);
     let r = simulate(&arch, &job).unwrap();
     assert!(matches!(r.fault, Some(Fault::RunOverrunsColumn { row: 15, .. })), "{:?}", r.fault);
 }
@@ -180,13 +179,7 @@ fn column_pointers_that_go_backwards_or_past_the_arrays_raise_a_fault() {
     let runs = [0u8; 4];
     let x = [f16::ONE, f16::ONE];
     for colptr in [[0u32, 5, 3], [0, 2, 40]] {
-        let job = Job {
-            rows: 8,
-            panel_rows: 8,
-            panels: vec![PanelData { rows: 8, values: &values, runs: &runs, colptr: &colptr }],
-            x: &x,
-            filter: ActivationFilter::NONZERO,
-        };
+        let job = one_panel_job(8, &values, &runs, &colptr, &x);
         let r = simulate(&arch, &job).unwrap();
         assert!(matches!(r.fault, Some(Fault::BadColumnPointer { col: 1, .. })), "{colptr:?}: {:?}", r.fault);
     }
@@ -230,13 +223,7 @@ mod malformed {
             let mut colptr = colptr_raw[..k].to_vec();
             colptr.insert(0, 0);
             let x: Vec<f16> = xs[..k].iter().map(|&v| f16::from_f32(v)).collect();
-            let job = Job {
-                rows,
-                panel_rows: rows,
-                panels: vec![PanelData { rows, values: &values, runs: &runs, colptr: &colptr }],
-                x: &x,
-                filter: ActivationFilter::NONZERO,
-            };
+            let job = one_panel_job(rows, &values, &runs, &colptr, &x);
             let r = simulate(&arch, &job);
             prop_assert!(r.is_ok(), "{:?}", r.err());
         }

@@ -149,7 +149,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             bail!("--sparsity levels are percentages in 0..=100, got {s}");
         }
         for shape in &shapes {
-            if 2 * shape.cols as u64 > arch.sram.activation_bytes as u64 {
+            if shape.cols as u64 > arch.max_cols() as u64 {
                 bail!(
                     "shape {shape}: K = {} does not fit the `{}` arch's activation SRAM ({} bytes)",
                     shape.cols,
