@@ -14,10 +14,9 @@ use crate::slice::{Column, Slice, Token};
 use lacuna_spec::job::PanelLayout;
 use std::collections::VecDeque;
 
-/// A slice whose bursts are being issued.
+/// A slice whose bursts are being issued (they wait in `ChunkFetch::to_issue`).
 struct Issuing {
     slice: Slice,
-    to_issue: Vec<(Traffic, u64)>,
     ready: u64,
 }
 
@@ -28,6 +27,8 @@ pub struct ChunkFetch {
     column: Option<Column>,
     next_chunk: u64,
     issuing: Option<Issuing>,
+    /// The issuing slice's missing bursts, in order (a buffer kept across slices).
+    to_issue: VecDeque<(Traffic, u64)>,
     last_values: Option<(u64, u64)>,
     last_runs: Option<(u64, u64)>,
     /// Slices fetched or in flight, with the cycle they are ready.
@@ -43,6 +44,7 @@ impl ChunkFetch {
             column: None,
             next_chunk: 0,
             issuing: None,
+            to_issue: VecDeque::new(),
             last_values: None,
             last_runs: None,
             buffer: VecDeque::new(),
@@ -100,7 +102,7 @@ impl ChunkFetch {
             self.column = None;
         }
         let pl = layout[c.panel as usize];
-        let mut iss = Issuing { slice, to_issue: Vec::new(), ready: now };
+        let mut iss = Issuing { slice, ready: now };
         let streams = [
             (Traffic::Values, pl.values + 2 * j * self.chunk, 2 * self.chunk, self.last_values),
             (Traffic::Runs, pl.runs + j * self.chunk / 2, self.chunk / 2, self.last_runs),
@@ -110,12 +112,12 @@ impl ChunkFetch {
             while b < start + len {
                 match last {
                     Some((addr, ready)) if addr == b => iss.ready = iss.ready.max(ready),
-                    _ => iss.to_issue.push((kind, b)),
+                    _ => self.to_issue.push_back((kind, b)),
                 }
                 b += mem.burst();
             }
         }
-        if iss.to_issue.is_empty() {
+        if self.to_issue.is_empty() {
             self.buffer.push_back((Token::Work(iss.slice), iss.ready));
         } else {
             self.issuing = Some(iss);
@@ -126,15 +128,15 @@ impl ChunkFetch {
     /// Issue phase: asks for the next missing burst. Returns true when accepted.
     pub fn issue(&mut self, now: u64, mem: &mut Memory) -> bool {
         let Some(iss) = self.issuing.as_mut() else { return false };
-        let (kind, addr) = iss.to_issue[0];
+        let (kind, addr) = *self.to_issue.front().expect("an issuing slice has bursts to issue");
         let Some(done) = mem.request(now, kind) else { return false };
         iss.ready = iss.ready.max(done);
         match kind {
             Traffic::Values => self.last_values = Some((addr, done)),
             _ => self.last_runs = Some((addr, done)),
         }
-        iss.to_issue.remove(0);
-        if iss.to_issue.is_empty() {
+        self.to_issue.pop_front();
+        if self.to_issue.is_empty() {
             let iss = self.issuing.take().expect("checked");
             self.buffer.push_back((Token::Work(iss.slice), iss.ready));
         }

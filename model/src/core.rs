@@ -32,7 +32,7 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
     let mut scan = ActScan::new(c.scan_width, c.activation_queue_depth, panels);
     let mut colptr = ColptrFetch::new(c.column_queue_depth);
     let mut chunk = ChunkFetch::new(arch.chunk_entries(), c.fetch_buffer_chunks);
-    let mut dec = RlcDecoder::new(c.lanes);
+    let mut dec = RlcDecoder::new();
     let mut mul: Option<Token<Products>> = None;
     let mut route = Route::new(c.lanes);
     let mut acc =
@@ -53,10 +53,10 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
         }
         mem.tick(t);
         let mut progress = false;
-        let acc_before = acc.stalls;
         let imbalance_before = route.imbalance_cycles;
 
-        // drain, then the accumulator (blocked while drain reads this cycle).
+        // drain, then the accumulator (blocked while drain reads this cycle). The accumulator
+        // schedules each entry's issue when it enters a FIFO (see `accumulator`): nothing to step.
         let draining = !drain.idle();
         if draining {
             let p = drain_panel(&drain);
@@ -64,9 +64,8 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
             progress |= drain.step(&mut acc, &mut y, row0, layout.y, burst);
             if drain.idle() {
                 drained += 1;
+                acc.resume(t + 1);
             }
-        } else {
-            progress |= acc.step(t);
         }
 
         // route, then the pipeline moves forward where the next stage is free.
@@ -74,6 +73,7 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
         progress |= moved;
         if let Some(p) = start_drain {
             drain.start(p, job.panels[p as usize].rows);
+            acc.hold();
         }
         if route.is_empty() {
             if let Some(tok) = mul.take() {
@@ -97,18 +97,15 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
             if let Some(&(_, ready)) = chunk.buffer.front() {
                 if ready <= t {
                     let (tok, _) = chunk.buffer.pop_front().expect("front exists");
-                    if let Token::Work(s) = &tok {
-                        let n = s.hi - s.lo;
-                        let pd = &job.panels[s.column.panel as usize];
-                        let pad = (s.lo..s.hi)
-                            .filter(|&i| lacuna_spec::numerics::is_zero(pd.values[i as usize]))
-                            .count() as u64;
+                    dec.accept(tok, &job.panels);
+                    if let Some(Token::Work(d)) = &dec.stages[0] {
+                        let n = d.slice.hi - d.slice.lo;
+                        let pad = d.padding as u64;
                         k.slices += 1;
                         k.padding_entries += pad;
                         k.useful_entries += n - pad;
                         k.masked_slots += arch.chunk_entries() as u64 - n;
                     }
-                    dec.accept(tok, &job.panels);
                     entered = true;
                     progress = true;
                 }
@@ -173,11 +170,14 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
             upstream_idle && pipeline_empty && drained == panels
         };
         if finished {
+            if fault.is_some() {
+                acc.settle(t);
+            }
             class.charge(&mut k, 1);
             k.cycles = (t + 1).max(mem.last_completion());
             k.tail += k.cycles - (t + 1);
             k.acc = acc.stalls;
-            k.adds = acc.adds;
+            k.adds = acc.adds();
             k.lane_imbalance_cycles = route.imbalance_cycles;
             k.bytes = mem.bytes;
             return Ok(SimResult { y, counters: k, fault });
@@ -201,11 +201,8 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
         let span = next - t;
         class.charge(&mut k, span);
         if span > 1 {
-            // The skipped cycles repeat this one's accumulator and route stalls.
-            let d_h = acc.stalls.hazard - acc_before.hazard;
-            let d_p = acc.stalls.port_limited - acc_before.port_limited;
-            acc.stalls.hazard += d_h * (span - 1);
-            acc.stalls.port_limited += d_p * (span - 1);
+            // The skipped cycles repeat this one's route stall (the accumulator's stalls are
+            // charged per entry when it is scheduled).
             route.imbalance_cycles += (route.imbalance_cycles - imbalance_before) * (span - 1);
         }
         t = next;

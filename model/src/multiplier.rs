@@ -11,6 +11,6 @@ use crate::slice::{Decoded, Products, Token};
 pub fn multiply(token: Token<Decoded>) -> Token<Products> {
     match token {
         Token::EndPanel(p) => Token::EndPanel(p),
-        Token::Work(d) => Token::Work(Products { panel: d.slice.column.panel, data: d.data }),
+        Token::Work(d) => Token::Work(Products { panel: d.slice.column.panel, entries: d.entries }),
     }
 }

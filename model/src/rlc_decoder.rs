@@ -6,39 +6,28 @@
 //! carry (the row of the column's previous entry, -1 at its first slice); D3 produces the rows and
 //! raises `RunOverrunsColumn` for a row at or past the panel's end. The model computes the rows when
 //! the slice enters D1 (the carry only depends on earlier slices, which are ahead of it) and reports
-//! the overrun when the slice reaches D3. For speed it also computes, in the same pass, what the
-//! later stages will do with each entry: the multiplier's exact product and route's lane split
-//! (lane `row mod L`, register `row div L`). Those stages then only carry the result, in the cycles
-//! the contract gives them; nothing they compute depends on time.
+//! the overrun when the slice reaches D3. For speed it also computes, in the same pass, the
+//! multiplier's exact product of each entry and counts the slice's padding entries. The later stages
+//! then only carry the result, in the cycles the contract gives them; nothing they compute depends
+//! on time.
 
-use crate::slice::{Decoded, LaneSorted, Slice, Token};
+use crate::slice::{Decoded, RowProduct, Slice, Token};
 use crate::PanelData;
 use lacuna_spec::numerics::fp16_to_f32_table;
-use lacuna_spec::rlc::run_at;
 
 /// The decoder's three stages.
 pub struct RlcDecoder {
     /// D1, D2, D3.
     pub stages: [Option<Token<Decoded>>; 3],
     carry: i64,
-    lanes: u32,
     /// Buffers handed back by route, reused (the model's own bookkeeping).
-    pub pool: Vec<LaneSorted>,
-    scratch: Vec<(u32, u32, f32)>,
-    slots: Vec<u32>,
+    pub pool: Vec<Vec<RowProduct>>,
 }
 
 impl RlcDecoder {
-    /// A decoder feeding `lanes` lanes (a power of two).
-    pub fn new(lanes: u32) -> RlcDecoder {
-        RlcDecoder {
-            stages: [None, None, None],
-            carry: 0,
-            lanes,
-            pool: Vec::new(),
-            scratch: Vec::new(),
-            slots: Vec::new(),
-        }
+    /// An empty decoder.
+    pub fn new() -> RlcDecoder {
+        RlcDecoder { stages: [None, None, None], carry: 0, pool: Vec::new() }
     }
 
     /// All three stages empty.
@@ -80,43 +69,42 @@ impl RlcDecoder {
         }
         let t = fp16_to_f32_table();
         let x = t[s.column.x.to_bits() as usize];
-        let (mask, shift) = (self.lanes - 1, self.lanes.trailing_zeros());
-        let mut data = self.pool.pop().unwrap_or_default();
-        data.ends.clear();
-        data.ends.resize(self.lanes as usize, 0);
-        self.scratch.clear();
-        let mut overrun = None;
-        for i in s.lo as usize..s.hi as usize {
-            self.carry += run_at(pd.runs, i) as i64 + 1;
-            if self.carry >= pd.rows as i64 {
-                // A malformed stream: flag it, and hand nothing past the panel to the datapath
-                // (a row past the tile would address a register that does not exist).
-                overrun.get_or_insert(self.carry as u64);
-                continue;
+        let mut entries = self.pool.pop().unwrap_or_default();
+        entries.clear();
+        let (lo, hi) = (s.lo as usize, s.hi as usize);
+        let mut padding = 0u32;
+        let rows = pd.rows as i64;
+        let mut carry = self.carry;
+        let mut first_over: Option<(usize, i64)> = None;
+        // Entry i's run is nibble i of `runs` (low nibble first): index from the byte of `lo`.
+        let runs = &pd.runs[lo / 2..hi.div_ceil(2)];
+        let odd = lo & 1;
+        let start = entries.len();
+        entries.extend(pd.values[lo..hi].iter().enumerate().map(|(j, v)| {
+            let n = j + odd;
+            carry += ((runs[n >> 1] >> ((n & 1) * 4)) & 0x0f) as i64 + 1;
+            padding += lacuna_spec::numerics::is_zero(*v) as u32;
+            if carry >= rows && first_over.is_none() {
+                first_over = Some((j, carry));
             }
-            let row = self.carry as u32;
-            let lane = row & mask;
-            data.ends[lane as usize] += 1;
             // The multiplier's exact product (numerics::product, with table conversions).
-            self.scratch.push((lane, row >> shift, t[pd.values[i].to_bits() as usize] * x));
-        }
-        // Counting sort by lane, stable: route's per-lane order is the entry order.
-        let mut at = 0u32;
-        for e in data.ends.iter_mut() {
-            at += *e;
-            *e = at;
-        }
-        data.sorted.resize(self.scratch.len(), (0, 0.0));
-        // Each lane's next slot starts where the previous lane's group ends.
-        self.slots.clear();
-        self.slots.push(0);
-        self.slots.extend_from_slice(&data.ends[..data.ends.len() - 1]);
-        for &(lane, reg, p) in &self.scratch {
-            let slot = &mut self.slots[lane as usize];
-            data.sorted[*slot as usize] = (reg, p);
-            *slot += 1;
-        }
-        Decoded { slice: s, data, overrun }
+            (carry as u32, t[v.to_bits() as usize] * x)
+        }));
+        self.carry = carry;
+        // A malformed stream: flag it, and hand nothing past the panel to the datapath (a row
+        // past the tile would address a register that does not exist). Rows only grow within a
+        // column, so the entries past the panel are the slice's tail.
+        let overrun = first_over.map(|(j, row)| {
+            entries.truncate(start + j);
+            row as u64
+        });
+        Decoded { slice: s, entries, padding, overrun }
+    }
+}
+
+impl Default for RlcDecoder {
+    fn default() -> RlcDecoder {
+        RlcDecoder::new()
     }
 }
 
@@ -128,16 +116,17 @@ mod tests {
 
     #[test]
     fn an_overrunning_slice_is_flagged_and_hands_on_no_row_past_the_panel() {
-        let values = [f16::ONE; 8];
-        let runs = [0xff; 4]; // rows 15, 31, 47, ... of a 4-row panel
+        let values = [f16::from_f32(3.0); 8];
+        // Runs 0, 1, then 15s: rows 0, 2, then 18, 34, ... past the 4-row panel. (The low nibble
+        // is the earlier entry.)
+        let runs = [0x10, 0xff, 0xff, 0xff];
         let colptr = [0u32, 8];
         let pd = PanelData { rows: 4, values: &values, runs: &runs, colptr: &colptr };
-        let column = Column { panel: 0, k: 0, x: f16::ONE, start: 0, end: 8 };
-        let mut dec = RlcDecoder::new(4);
+        let column = Column { panel: 0, k: 0, x: f16::from_f32(0.5), start: 0, end: 8 };
+        let mut dec = RlcDecoder::new();
         dec.accept(Token::Work(Slice { column, chunk: 0, lo: 0, hi: 8, first: true }), &[pd]);
         let Some(Token::Work(d)) = &dec.stages[0] else { panic!("a slice is in D1") };
-        assert_eq!(d.overrun, Some(15));
-        // Lane l holds rows reg * 4 + l: every register must be 0 (rows 0..4).
-        assert!(d.data.sorted.iter().all(|&(reg, _)| reg == 0));
+        assert_eq!(d.overrun, Some(18));
+        assert_eq!(d.entries, vec![(0, 1.5), (2, 1.5)]);
     }
 }

@@ -4,16 +4,22 @@
 //! that lane as it has free slots, in entry order; the slice leaves when all are delivered. An
 //! end-of-panel marker leaves when every FIFO is empty, every add has completed and drain is idle;
 //! it then starts drain for that panel.
+//!
+//! The model offers the held entries to the FIFOs in entry order once per cycle
+//! (`Accumulator::offer`); what a full lane cannot take stays, still in entry order, for the next
+//! cycle. That is the contract's per-lane split without sorting the slice by lane (once a lane's
+//! FIFO is full in a cycle it stays full until the next cycle's issue, so no later entry of that
+//! lane gets in ahead of an earlier one).
 
 use crate::accumulator::Accumulator;
-use crate::slice::{LaneSorted, Products, Token};
+use crate::slice::{Products, RowProduct, Token};
 
 /// What the route stage holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Held {
     /// Nothing.
     Empty,
-    /// A slice whose entries wait in `pending`.
+    /// A slice whose entries wait in `entries`.
     Slice,
     /// An end-of-panel marker.
     EndPanel(u32),
@@ -24,31 +30,17 @@ pub struct Route {
     lanes: u32,
     /// Its content.
     pub held: Held,
-    /// Entries of the held slice grouped by lane (register, product); lane l's still to deliver
-    /// are `data.sorted[next[l]..end[l]]`.
-    data: LaneSorted,
-    next: Vec<usize>,
-    end: Vec<usize>,
-    /// Lanes with entries still to deliver.
-    waiting: usize,
+    /// The held slice's entries not yet delivered, in entry order.
+    entries: Vec<RowProduct>,
     /// Cycles in which some lane had entries it could not deliver while another lane's FIFO was
     /// empty (lanes idle because the work is unevenly spread).
     pub imbalance_cycles: u64,
 }
 
 impl Route {
-    /// A route over `lanes` lanes.
+    /// A route over `lanes` lanes (a power of two).
     pub fn new(lanes: u32) -> Route {
-        let l = lanes as usize;
-        Route {
-            lanes,
-            held: Held::Empty,
-            data: LaneSorted::default(),
-            next: vec![0; l],
-            end: vec![0; l],
-            waiting: 0,
-            imbalance_cycles: 0,
-        }
+        Route { lanes, held: Held::Empty, entries: Vec::new(), imbalance_cycles: 0 }
     }
 
     /// Free to take the next slice.
@@ -57,24 +49,16 @@ impl Route {
     }
 
     /// Takes a slice from the multiplier (the stage must be empty); returns the previous slice's
-    /// buffers for reuse.
-    pub fn accept(&mut self, token: Token<Products>) -> Option<LaneSorted> {
+    /// buffer for reuse.
+    pub fn accept(&mut self, token: Token<Products>) -> Option<Vec<RowProduct>> {
         match token {
             Token::EndPanel(p) => {
                 self.held = Held::EndPanel(p);
                 None
             }
             Token::Work(products) => {
-                let old = std::mem::replace(&mut self.data, products.data);
-                self.waiting = 0;
-                let mut start = 0u32;
-                for l in 0..self.lanes as usize {
-                    self.next[l] = start as usize;
-                    self.end[l] = self.data.ends[l] as usize;
-                    self.waiting += (self.end[l] > self.next[l]) as usize;
-                    start = self.data.ends[l];
-                }
-                self.held = if self.waiting > 0 { Held::Slice } else { Held::Empty };
+                let old = std::mem::replace(&mut self.entries, products.entries);
+                self.held = if self.entries.is_empty() { Held::Empty } else { Held::Slice };
                 Some(old)
             }
         }
@@ -93,35 +77,17 @@ impl Route {
                 }
             }
             Held::Slice => {
-                let mut progress = false;
-                let mut blocked = false;
-                let mut idle_lane = false;
-                for l in 0..self.lanes as usize {
-                    let pending = self.end[l] - self.next[l];
-                    if pending > 0 {
-                        let n = pending.min(acc.free(l));
-                        for i in self.next[l]..self.next[l] + n {
-                            acc.fifos.push(l, self.data.sorted[i]);
-                        }
-                        self.next[l] += n;
-                        if n > 0 {
-                            progress = true;
-                            if n == pending {
-                                self.waiting -= 1;
-                            }
-                        }
-                        blocked |= n < pending;
+                let delivered = acc.offer(&mut self.entries, now);
+                if !self.entries.is_empty() {
+                    // Blocked: is some lane idle meanwhile?
+                    if (0..self.lanes as usize).any(|l| acc.occupancy(l, now) == 0) {
+                        self.imbalance_cycles += 1;
                     }
-                    idle_lane |= acc.fifos.is_empty(l);
-                }
-                if blocked && idle_lane {
-                    self.imbalance_cycles += 1;
-                }
-                if self.waiting == 0 {
+                    (delivered, None)
+                } else {
                     self.held = Held::Empty;
-                    progress = true;
+                    (true, None)
                 }
-                (progress, None)
             }
         }
     }

@@ -41,24 +41,19 @@ pub enum Token<T> {
     EndPanel(u32),
 }
 
-/// A slice's data path result: (register, exact FP32 product) per entry, grouped by lane, in
-/// entry order within each lane. Lane l's entries are `sorted[ends[l-1]..ends[l]]` (from 0 for
-/// lane 0).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct LaneSorted {
-    /// (register, product) grouped by lane.
-    pub sorted: Vec<(u32, f32)>,
-    /// End of each lane's group.
-    pub ends: Vec<u32>,
-}
+/// One entry on its way to the accumulators: its row in the panel and its exact FP32 product.
+pub type RowProduct = (u32, f32);
 
 /// A slice after the decoder.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decoded {
     /// The slice.
     pub slice: Slice,
-    /// Its entries' registers and products, by lane (see `rlc_decoder` for when they are computed).
-    pub data: LaneSorted,
+    /// Its entries' rows and products, in entry order (see `rlc_decoder` for when they are
+    /// computed); entries masked for an overrun are left out.
+    pub entries: Vec<RowProduct>,
+    /// Entries of the slice that are padding (value +-0).
+    pub padding: u32,
     /// An entry decoded to a row at or past the panel's end (the stream is malformed).
     pub overrun: Option<u64>,
 }
@@ -68,6 +63,6 @@ pub struct Decoded {
 pub struct Products {
     /// Panel index.
     pub panel: u32,
-    /// Registers and products by lane.
-    pub data: LaneSorted,
+    /// Rows and products in entry order.
+    pub entries: Vec<RowProduct>,
 }

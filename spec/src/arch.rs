@@ -26,6 +26,10 @@ pub enum Datapath {
     Fp16Fp32,
 }
 
+/// The deepest lane FIFO an arch may ask for. Each entry is a register index and an FP32 product
+/// held in flops beside its lane; the cycle model sizes its per-lane rings by this bound.
+pub const MAX_LANE_QUEUE_DEPTH: u32 = 64;
+
 /// Parameters of the Sparse SIMT core (decoder, multipliers, register-file accumulators).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,7 +42,8 @@ pub struct CoreParams {
     pub acc_regs_per_lane: u32,
     /// Accumulate write ports per lane P: adds one lane can retire per cycle.
     pub acc_write_ports: u32,
-    /// Depth of each lane's product queue, which absorbs imbalance between lanes.
+    /// Depth of each lane's product queue, which absorbs imbalance between lanes
+    /// (2..=`MAX_LANE_QUEUE_DEPTH`).
     pub lane_queue_depth: u32,
     /// Depth of the queue of active columns (k, x_k) between the activation scan and the fetch.
     pub activation_queue_depth: u32,
@@ -232,8 +237,11 @@ impl Arch {
                 c.acc_write_ports
             ));
         }
-        if c.lane_queue_depth < 2 {
-            return bad(format!("core.lane_queue_depth must be at least 2, got {}", c.lane_queue_depth));
+        if !(2..=MAX_LANE_QUEUE_DEPTH).contains(&c.lane_queue_depth) {
+            return bad(format!(
+                "core.lane_queue_depth must be in 2..={MAX_LANE_QUEUE_DEPTH}, got {}",
+                c.lane_queue_depth
+            ));
         }
         if c.activation_queue_depth < 2 {
             return bad(format!("core.activation_queue_depth must be at least 2, got {}", c.activation_queue_depth));
