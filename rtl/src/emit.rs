@@ -1,0 +1,163 @@
+//! `emit`: a block's Verilog under its own module name, with its port list.
+//!
+//! rust-hdl names the top module `top` and every submodule `top$path`; synthesis flows and
+//! Verilator want distinct, plain names. [`emit`] renames `top` to the block's name and `$` in
+//! module names to `__`, and reads the port list back from the module header, so that the
+//! manifest (`lacuna emit-verilog`) and the co-simulation shims are generated from the same text
+//! the synthesis flow reads.
+
+use rust_hdl::prelude::*;
+use serde::Serialize;
+
+/// Direction of a top-level port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Driven from outside the block.
+    Input,
+    /// Driven by the block.
+    Output,
+}
+
+/// One top-level port, as the emitted Verilog declares it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Port {
+    /// Port name (a plain Verilog identifier).
+    pub name: String,
+    /// Input or output.
+    pub direction: Direction,
+    /// Width in bits.
+    pub width: u32,
+    /// What the port carries (from the block's port table, [`PortDoc`]).
+    pub meaning: String,
+}
+
+/// The documentation of one port: every block that can be a top lists these for each port.
+pub type PortDoc = (&'static str, &'static str);
+
+/// A block's emitted Verilog.
+#[derive(Clone, Debug)]
+pub struct Module {
+    /// The top module's name.
+    pub name: String,
+    /// The Verilog text: the top module, then one module per submodule instance.
+    pub verilog: String,
+    /// The top module's ports, in declaration order.
+    pub ports: Vec<Port>,
+}
+
+/// Why a block could not be emitted.
+#[derive(Debug, thiserror::Error)]
+pub enum EmitError {
+    /// rust-hdl's output did not have the shape this module expects.
+    #[error("emitted Verilog of {name} is not in the expected form: {what}")]
+    UnexpectedVerilog {
+        /// The module being emitted.
+        name: String,
+        /// What was missing.
+        what: String,
+    },
+    /// The port table and the Verilog disagree.
+    #[error("port table of {name} does not match its Verilog: {what}")]
+    PortTable {
+        /// The module being emitted.
+        name: String,
+        /// The port that is missing or undocumented.
+        what: String,
+    },
+}
+
+/// Emits `uut` as module `name`, with the ports documented by `docs` (every port exactly once).
+pub fn emit<U: Block>(name: &str, mut uut: U, docs: &[PortDoc]) -> Result<Module, EmitError> {
+    uut.connect_all();
+    let raw = generate_verilog(&uut);
+    let bad = |what: &str| EmitError::UnexpectedVerilog { name: name.to_string(), what: what.to_string() };
+    if !raw.contains("\nmodule top(") {
+        return Err(bad("no `module top(` header"));
+    }
+    let verilog = raw
+        .replace("\nmodule top(", &format!("\nmodule {name}("))
+        .replace("endmodule // top\n", &format!("endmodule // {name}\n"))
+        .replace("top$", &format!("{name}__"));
+    let ports = read_ports(name, &verilog, docs)?;
+    Ok(Module { name: name.to_string(), verilog, ports })
+}
+
+/// Reads the port declarations of module `name` (non-ANSI: `input wire [w-1:0] p;` lines after the
+/// header) and joins them with their documentation.
+fn read_ports(name: &str, verilog: &str, docs: &[PortDoc]) -> Result<Vec<Port>, EmitError> {
+    let header = format!("module {name}(");
+    let start = verilog.find(&header).ok_or_else(|| EmitError::UnexpectedVerilog {
+        name: name.to_string(),
+        what: "renamed header missing".into(),
+    })?;
+    let body = &verilog[start..];
+    let names_end = body.find(");").unwrap_or(0);
+    let declared: Vec<&str> =
+        body[header.len()..names_end].split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    let mut ports = Vec::new();
+    for line in body.lines().skip(1) {
+        let line = line.trim();
+        if line.starts_with("endmodule") {
+            break;
+        }
+        let direction = if line.starts_with("input ") {
+            Direction::Input
+        } else if line.starts_with("output ") {
+            Direction::Output
+        } else {
+            continue;
+        };
+        let decl = line.trim_end_matches(';');
+        let port = decl.rsplit(' ').next().unwrap_or("").to_string();
+        let width = match (decl.find('['), decl.find(':')) {
+            (Some(open), Some(colon)) if colon > open => {
+                decl[open + 1..colon].trim().parse::<u32>().map(|msb| msb + 1).unwrap_or(0)
+            }
+            _ => 1,
+        };
+        let meaning = docs.iter().find(|(n, _)| *n == port).map(|(_, m)| m.to_string()).ok_or_else(|| {
+            EmitError::PortTable { name: name.to_string(), what: format!("port `{port}` is not documented") }
+        })?;
+        ports.push(Port { name: port, direction, width, meaning });
+    }
+    for (doc_name, _) in docs {
+        if !ports.iter().any(|p| p.name == *doc_name) {
+            return Err(EmitError::PortTable {
+                name: name.to_string(),
+                what: format!("documented port `{doc_name}` does not exist"),
+            });
+        }
+    }
+    if declared.len() != ports.len() || ports.iter().any(|p| p.width == 0) {
+        return Err(EmitError::UnexpectedVerilog {
+            name: name.to_string(),
+            what: "port declarations do not match the header".into(),
+        });
+    }
+    Ok(ports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emitted_modules_have_plain_names_and_documented_ports() {
+        for module in crate::unit_blocks().unwrap() {
+            assert!(!module.verilog.contains("module top"), "{}", module.name);
+            assert!(!module.verilog.contains('$') || !module.verilog.contains("module top$"));
+            assert!(module.verilog.contains(&format!("module {}(", module.name)));
+            assert!(module.ports.len() >= 3);
+        }
+        let mul = &crate::unit_blocks().unwrap()[0];
+        let widths: Vec<(&str, u32)> = mul.ports.iter().map(|p| (p.name.as_str(), p.width)).collect();
+        assert_eq!(widths, [("a", 16), ("b", 16), ("product", 32), ("invalid", 1)]);
+    }
+
+    #[test]
+    fn an_undocumented_port_is_an_error() {
+        let err = emit("m", crate::fp16_mul::Fp16Mul::default(), &crate::fp16_mul::PORTS[..3]).unwrap_err();
+        assert!(err.to_string().contains("`invalid` is not documented"), "{err}");
+    }
+}

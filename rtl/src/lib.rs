@@ -1,0 +1,30 @@
+//! # lacuna-rtl: the Sparse SIMT core in rust-hdl
+//!
+//! One file per block, with the block names of `docs/microarchitecture.md` and the cycle model
+//! (`model/src/`). Every block is a rust-hdl `LogicBlock`; [`emit::emit`] turns a block into
+//! Verilog for synthesis flows and for Verilator (the `testbench` crate), under a plain module name
+//! and with its documented port list.
+//!
+//! Blocks so far: the datapath's arithmetic, [`fp16_mul::Fp16Mul`] (exact FP16 x FP16 -> FP32)
+//! and [`fp32_add::Fp32Add`] (FP32 add, round to nearest even), and the helper
+//! [`widen::Widen16`].
+//!
+//! Why rust-hdl (0.46, crates.io): it is the Rust HDL the design card names, it builds on current
+//! Rust, emits synthesizable Verilog-2001 and has its own simulator for small unit tests. Its
+//! limits (16 x 16 multipliers only, 32-bit literals, no concatenation) shape the code: see
+//! `docs/synthesis.md`.
+
+pub mod emit;
+pub mod fp16_mul;
+pub mod fp32_add;
+pub mod widen;
+
+pub use emit::{emit, Direction, EmitError, Module, Port, PortDoc};
+
+/// Every block that can be emitted as a top module on its own, by name.
+pub fn unit_blocks() -> Result<Vec<Module>, EmitError> {
+    Ok(vec![
+        emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
+        emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,
+    ])
+}
