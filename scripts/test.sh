@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The whole lacuna test suite, on a fresh machine or a developer's.
 #
-# Installs what the tests need when it is missing, then builds every target (benchmarks and the
-# CLI included) and runs every test of the workspace. Today the tests need only a Rust toolchain;
-# the hardware tiers (Verilator, Yosys) and the real-model tiers (SmolLM2 fetched by sha256) add
-# their installs here as they arrive.
+# Installs what the tests need when it is missing (Rust; Verilator, Yosys and Icarus Verilog from
+# Debian), then builds every target (benchmarks and the CLI included) and runs every test of the
+# workspace. The real-model tiers (SmolLM2 fetched by sha256) add their installs here as they
+# arrive.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +18,20 @@ if ! command -v cargo >/dev/null 2>&1; then
   . "$HOME/.cargo/env"
 fi
 cargo --version
+
+# The hardware tools: Verilator runs the RTL (testbench crate), Yosys checks that it synthesizes.
+if ! command -v verilator >/dev/null 2>&1 || ! command -v yosys >/dev/null 2>&1; then
+  log "installing verilator, yosys, iverilog (Debian)"
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq verilator yosys iverilog >/dev/null
+fi
+verilator --version
+yosys -V
+# Without this the testbench would build without its RTL engine where Verilator is missing; the
+# suite must never pass that way.
+export LACUNA_REQUIRE_VERILATOR=1
 
 log "tests (unit, property, conformance, CLI end to end)"
 cargo test --workspace --locked

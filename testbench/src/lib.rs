@@ -1,0 +1,21 @@
+//! # lacuna-testbench: the RTL under Verilator, beside the cycle model and the golden references
+//!
+//! `build.rs` Verilates every block `lacuna_rtl` emits and links a small C++ shim; [`verilated`]
+//! wraps the shim in safe Rust. Where the machine has no Verilator the crate builds without it
+//! ([`verilated::AVAILABLE`] is false) and every RTL call returns [`RtlError::NotBuilt`].
+
+pub mod verilated;
+
+/// Why the RTL could not be run.
+#[derive(Debug, thiserror::Error)]
+pub enum RtlError {
+    /// This build has no Verilated models.
+    #[error(
+        "this build of lacuna has no RTL engine: Verilator was not found when it was built; \
+         install it (`apt-get install verilator`, 5.x) and rebuild"
+    )]
+    NotBuilt,
+    /// Operand slices of different lengths.
+    #[error("operand slices differ in length ({0} and {1})")]
+    LengthMismatch(usize, usize),
+}

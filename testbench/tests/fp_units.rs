@@ -1,0 +1,193 @@
+//! The datapath's FP units, Verilated, against Rust's `f32` arithmetic bit for bit.
+//!
+//! `fp16_mul`: every finite FP16 value times a set of edge-case operands (zeros of both signs,
+//! the smallest and largest subnormals and normals, one, the largest finite value), and millions
+//! of random pairs. `fp32_add`: edge cases pairwise (zeros, subnormals, the largest finite
+//! values: overflow to Inf, ties), random bit patterns, random pairs with close exponents
+//! (cancellation, carries), and sums of exact FP16 products, the values the accumulator sees.
+
+use half::f16;
+use lacuna_testbench::verilated;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const FP16_EDGES: [u16; 20] = [
+    0x0000, 0x8000, // zeros
+    0x0001, 0x8001, 0x03ff, 0x83ff, 0x0200, // subnormals: smallest, largest, middle
+    0x0400, 0x8400, // smallest normals
+    0x3c00, 0xbc00, 0x3c01, 0x3bff, // one and its neighbours
+    0x7bff, 0xfbff, // largest finite
+    0x7c00, 0xfc00, 0x7e00, 0xfe01, // Inf and NaN: invalid
+    0x5640,
+];
+
+fn check_mul(a: &[u16], b: &[u16]) {
+    let rtl = verilated::fp16_mul(a, b).expect("this test needs the RTL built (Verilator)");
+    for i in 0..a.len() {
+        let (x, y) = (f16::from_bits(a[i]), f16::from_bits(b[i]));
+        let finite = x.is_finite() && y.is_finite();
+        assert_eq!(rtl.invalid[i], !finite, "fp16_mul invalid for {:#06x} * {:#06x}", a[i], b[i]);
+        if finite {
+            let want = (f32::from(x) * f32::from(y)).to_bits();
+            assert_eq!(
+                rtl.bits[i], want,
+                "fp16_mul {:#06x} * {:#06x} ({x} * {y}): rtl {:#010x}, f32 {want:#010x}",
+                a[i], b[i], rtl.bits[i]
+            );
+        }
+    }
+}
+
+fn check_add(a: &[u32], b: &[u32]) {
+    let rtl = verilated::fp32_add(a, b).expect("this test needs the RTL built (Verilator)");
+    for i in 0..a.len() {
+        let (x, y) = (f32::from_bits(a[i]), f32::from_bits(b[i]));
+        let finite = x.is_finite() && y.is_finite();
+        assert_eq!(rtl.invalid[i], !finite, "fp32_add invalid for {:#010x} + {:#010x}", a[i], b[i]);
+        if finite {
+            let want = (x + y).to_bits();
+            assert_eq!(
+                rtl.bits[i], want,
+                "fp32_add {:#010x} + {:#010x} ({x:e} + {y:e}): rtl {:#010x}, f32 {want:#010x}",
+                a[i], b[i], rtl.bits[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn every_fp16_value_times_every_edge_case_is_the_exact_f32_product() {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for x in 0..=u16::MAX {
+        for &y in &FP16_EDGES {
+            a.push(x);
+            b.push(y);
+            a.push(y);
+            b.push(x);
+        }
+    }
+    assert!(a.len() > 2_500_000);
+    check_mul(&a, &b);
+}
+
+#[test]
+fn four_million_random_fp16_pairs_multiply_exactly() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x6d756c);
+    let a: Vec<u16> = (0..4_000_000).map(|_| rng.random()).collect();
+    let b: Vec<u16> = (0..4_000_000).map(|_| rng.random()).collect();
+    check_mul(&a, &b);
+}
+
+/// FP32 edge cases: zeros, subnormals, normals around one, the largest finite, Inf, NaN.
+fn fp32_edges() -> Vec<u32> {
+    let mut v = vec![
+        0x0000_0000,
+        0x8000_0000, // zeros
+        0x0000_0001,
+        0x8000_0001,
+        0x0000_0002,
+        0x007f_ffff,
+        0x807f_ffff,
+        0x0040_0000, // subnormals
+        0x0080_0000,
+        0x8080_0000,
+        0x0080_0001,
+        0x0100_0000, // smallest normals
+        0x3f80_0000,
+        0xbf80_0000,
+        0x3f80_0001,
+        0x3f7f_ffff,
+        0x3380_0000,
+        0x3400_0000, // one, ulps
+        0x4b80_0000,
+        0x4b7f_ffff,
+        0xcb80_0001, // 2^24 region: ties and carries
+        0x7f7f_ffff,
+        0xff7f_ffff,
+        0x7f7f_fffe,
+        0x7f00_0000,
+        0x7e80_0000, // largest: overflow
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0xffc0_0001, // Inf, NaN: invalid
+        0x2780_0000,
+        0x2f80_0000, // 2^-48, 2^-32: the FP16 product range
+    ];
+    let n = v.len();
+    for i in 0..n {
+        v.push(v[i] ^ 0x8000_0000);
+    }
+    v
+}
+
+#[test]
+fn fp32_edge_cases_pairwise_add_as_f32_does() {
+    let edges = fp32_edges();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for &x in &edges {
+        for &y in &edges {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    check_add(&a, &b);
+}
+
+#[test]
+fn four_million_random_fp32_bit_patterns_add_as_f32_does() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x616464);
+    let a: Vec<u32> = (0..4_000_000).map(|_| rng.random()).collect();
+    let b: Vec<u32> = (0..4_000_000).map(|_| rng.random()).collect();
+    check_add(&a, &b);
+}
+
+#[test]
+fn four_million_close_exponent_pairs_cancel_and_carry_as_f32_does() {
+    // Same or neighbouring exponents, either sign: the cancellation and carry paths, including
+    // subnormal results (exponents near 0) and overflow (exponents near 254).
+    let mut rng = ChaCha8Rng::seed_from_u64(0x636c6f7365);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..4_000_000 {
+        let x: u32 = rng.random();
+        let exp = (x >> 23) & 0xff;
+        let delta: i32 = rng.random_range(-3..=3);
+        let exp_y = (exp as i32 + delta).clamp(0, 254) as u32;
+        let frac_y: u32 = if rng.random_bool(0.25) { x & 0x7f_ffff } else { rng.random::<u32>() & 0x7f_ffff };
+        let sign_y: u32 = rng.random::<u32>() & 0x8000_0000;
+        a.push(x);
+        b.push(sign_y | exp_y << 23 | frac_y);
+    }
+    check_add(&a, &b);
+}
+
+#[test]
+fn running_sums_of_exact_fp16_products_accumulate_as_f32_does() {
+    // What the accumulator sees: a register plus an exact FP16 x FP16 product, over long chains.
+    let mut rng = ChaCha8Rng::seed_from_u64(0x73756d);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..2_000 {
+        let mut acc = 0.0f32;
+        for _ in 0..500 {
+            let w = f16::from_bits(rng.random::<u16>() & 0x7fff ^ (rng.random::<u16>() & 0x8000));
+            let x = f16::from_bits(rng.random());
+            if !(w.is_finite() && x.is_finite()) {
+                continue;
+            }
+            let p = f32::from(w) * f32::from(x);
+            a.push(acc.to_bits());
+            b.push(p.to_bits());
+            acc += p;
+            if !acc.is_finite() {
+                acc = 0.0;
+            }
+        }
+    }
+    check_add(&a, &b);
+}
+
+#[test]
+fn mismatched_operand_lengths_are_an_error() {
+    let err = verilated::fp32_add(&[1, 2], &[3]).unwrap_err();
+    assert!(err.to_string().contains("differ in length"), "{err}");
+}
