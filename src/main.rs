@@ -36,6 +36,8 @@ enum Command {
     Sweep(cmd::sweep::Args),
     /// Join the shard outputs of one sweep.
     Merge(cmd::merge::Args),
+    /// Write the RTL as Verilog for synthesis flows, with a manifest; --check lints and synthesizes it.
+    EmitVerilog(cmd::emit_verilog::Args),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Simulate(a) => cmd::simulate::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Merge(a) => cmd::merge::run(a),
+        Command::EmitVerilog(a) => cmd::emit_verilog::run(a),
     };
     match result {
         Ok(code) => code,

@@ -30,7 +30,8 @@ fn main() {
         }
     };
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let modules = lacuna_rtl::unit_blocks().unwrap_or_else(|e| panic!("emitting the RTL: {e}"));
+    let modules = lacuna_rtl::blocks(&lacuna_spec::Arch::preset("tiny").unwrap())
+        .unwrap_or_else(|e| panic!("emitting the RTL: {e}"));
 
     let mut build = cc::Build::new();
     build

@@ -306,3 +306,34 @@ fn a_sweep_split_into_shards_merges_to_the_unsplit_sweep_whatever_the_thread_cou
     assert_clean_error(&lacuna(&["merge", &p("s0.jsonl"), &p("s0.jsonl"), "-o", &p("m.jsonl")]), "twice");
     assert_clean_error(&lacuna(&["sweep", "--shard", "3/3", "-o", &p("x.jsonl")]), "--shard must be I/N");
 }
+
+#[test]
+fn emit_verilog_writes_one_file_per_module_and_a_manifest_with_documented_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("v");
+    let o = lacuna(&["emit-verilog", "--arch", "tiny", "-o", out.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["arch"], "tiny");
+    assert_eq!(manifest["arch_hash"], lacuna_spec::Arch::preset("tiny").unwrap().hash().to_string());
+    let blocks = manifest["blocks"].as_array().unwrap();
+    assert!(!blocks.is_empty());
+    for block in blocks {
+        for file in block["files"].as_array().unwrap() {
+            let text = std::fs::read_to_string(out.join(file.as_str().unwrap())).unwrap();
+            assert!(text.starts_with(&format!("module {}(", file.as_str().unwrap().trim_end_matches(".v"))));
+        }
+        for port in block["ports"].as_array().unwrap() {
+            assert!(port["width"].as_u64().unwrap() >= 1);
+            assert!(!port["meaning"].as_str().unwrap().is_empty());
+        }
+    }
+}
+
+#[test]
+fn emit_verilog_refuses_an_unknown_arch_with_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = lacuna(&["emit-verilog", "--arch", "huge", "-o", dir.path().to_str().unwrap()]);
+    assert_clean_error(&o, "unknown arch `huge`");
+}

@@ -67,6 +67,25 @@ pub enum EmitError {
     },
 }
 
+impl Module {
+    /// The Verilog split into one file per module (`NAME.v`), the top module first: one module
+    /// per file, named as its module, is what lint (`DECLFILENAME`) and most flows expect.
+    pub fn files(&self) -> Vec<(String, String)> {
+        let mut files = Vec::new();
+        let mut rest = self.verilog.as_str();
+        while let Some(start) = rest.find("\nmodule ") {
+            let after = &rest[start + 1..];
+            let name_end = after.find('(').unwrap_or(after.len());
+            let module_name = after["module ".len()..name_end].trim().to_string();
+            let end = after.find("\nendmodule").map(|e| e + "\nendmodule".len()).unwrap_or(after.len());
+            let line_end = after[end..].find('\n').map(|n| end + n + 1).unwrap_or(after.len());
+            files.push((format!("{module_name}.v"), format!("{}\n", after[..line_end].trim_end())));
+            rest = &after[line_end..];
+        }
+        files
+    }
+}
+
 /// Emits `uut` as module `name`, with the ports documented by `docs` (every port exactly once).
 pub fn emit<U: Block>(name: &str, mut uut: U, docs: &[PortDoc]) -> Result<Module, EmitError> {
     uut.connect_all();
@@ -144,13 +163,19 @@ mod tests {
 
     #[test]
     fn emitted_modules_have_plain_names_and_documented_ports() {
-        for module in crate::unit_blocks().unwrap() {
+        for module in crate::blocks(&lacuna_spec::Arch::preset("tiny").unwrap()).unwrap() {
             assert!(!module.verilog.contains("module top"), "{}", module.name);
             assert!(!module.verilog.contains('$') || !module.verilog.contains("module top$"));
             assert!(module.verilog.contains(&format!("module {}(", module.name)));
             assert!(module.ports.len() >= 3);
+            let files = module.files();
+            assert_eq!(files[0].0, format!("{}.v", module.name));
+            for (file, text) in &files {
+                assert_eq!(text.matches("\nendmodule").count() + text.starts_with("endmodule") as usize, 1, "{file}");
+                assert!(text.starts_with(&format!("module {}(", file.trim_end_matches(".v"))), "{file}");
+            }
         }
-        let mul = &crate::unit_blocks().unwrap()[0];
+        let mul = &crate::blocks(&lacuna_spec::Arch::preset("tiny").unwrap()).unwrap()[0];
         let widths: Vec<(&str, u32)> = mul.ports.iter().map(|p| (p.name.as_str(), p.width)).collect();
         assert_eq!(widths, [("a", 16), ("b", 16), ("product", 32), ("invalid", 1)]);
     }

@@ -21,8 +21,10 @@ pub mod widen;
 
 pub use emit::{emit, Direction, EmitError, Module, Port, PortDoc};
 
-/// Every block that can be emitted as a top module on its own, by name.
-pub fn unit_blocks() -> Result<Vec<Module>, EmitError> {
+/// Every block that can be emitted as a top module on its own for `arch`, in dependency order
+/// (the datapath units do not depend on the arch).
+pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
+    let _ = arch;
     Ok(vec![
         emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
         emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,

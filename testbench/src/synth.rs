@@ -1,0 +1,138 @@
+//! The synthesis-flow checks of emitted Verilog: Verilator lint and Yosys synthesis.
+//!
+//! [`write_module`] writes a block's modules one per file; [`lint`] runs
+//! `verilator --lint-only -Wall` on them with no warning waived; [`synthesize`] runs Yosys:
+//! `proc; opt; memory -nomap; stat` (memory bits, before memories are mapped to flip-flops),
+//! then `synth -top TOP -flatten; check -assert; stat`, and refuses latches. These are what
+//! `lacuna emit-verilog --check` and the test suite run.
+
+use lacuna_rtl::Module;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Why a check failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SynthError {
+    /// The tool could not be started.
+    #[error("could not run `{tool}` ({why}); install it (`apt-get install verilator yosys`)")]
+    ToolMissing {
+        /// verilator or yosys.
+        tool: &'static str,
+        /// The OS error.
+        why: String,
+    },
+    /// Verilator lint reported something.
+    #[error("verilator --lint-only -Wall rejects {module}:\n{log}")]
+    Lint {
+        /// The top module.
+        module: String,
+        /// Verilator's output.
+        log: String,
+    },
+    /// Yosys failed, found a combinational loop or a latch.
+    #[error("yosys rejects {module}: {why}")]
+    Synthesis {
+        /// The top module.
+        module: String,
+        /// What went wrong (Yosys's last lines, or the latch count).
+        why: String,
+    },
+    /// Reading or writing files.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Yosys's figures for one block (the whole hierarchy under its top, flattened).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SynthStats {
+    /// The top module.
+    pub module: String,
+    /// Generic gate-level cells after `synth` (flip-flops included).
+    pub cells: u64,
+    /// Flip-flop cells after `synth`.
+    pub flip_flops: u64,
+    /// Bits of inferred memories before they are mapped (0 where a block has none).
+    pub memory_bits: u64,
+}
+
+/// Writes `module` into `dir`, one file per Verilog module; returns the paths, top first.
+pub fn write_module(module: &Module, dir: &Path) -> Result<Vec<PathBuf>, SynthError> {
+    std::fs::create_dir_all(dir)?;
+    let mut paths = Vec::new();
+    for (file, text) in module.files() {
+        let path = dir.join(file);
+        std::fs::write(&path, text)?;
+        paths.push(path);
+    }
+    Ok(paths)
+}
+
+/// `verilator --lint-only -Wall` over the files of one block, no warning waived.
+pub fn lint(module: &str, files: &[PathBuf]) -> Result<(), SynthError> {
+    let output = Command::new("verilator")
+        .args(["--lint-only", "-Wall", "--top-module", module])
+        .args(files)
+        .output()
+        .map_err(|e| SynthError::ToolMissing { tool: "verilator", why: e.to_string() })?;
+    let log = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    if !output.status.success() || log.contains("%Warning") || log.contains("%Error") {
+        return Err(SynthError::Lint { module: module.to_string(), log });
+    }
+    Ok(())
+}
+
+/// Yosys synthesis of one block: no combinational loop, no latch; returns its figures.
+pub fn synthesize(module: &str, files: &[PathBuf], work: &Path) -> Result<SynthStats, SynthError> {
+    std::fs::create_dir_all(work)?;
+    let before = work.join(format!("{module}.mem.json"));
+    let after = work.join(format!("{module}.synth.json"));
+    let reads: Vec<String> = files.iter().map(|f| format!("read_verilog {};", f.display())).collect();
+    let script = format!(
+        "{} hierarchy -check -top {module}; proc; opt -fast; memory -nomap; tee -q -o {} stat -json; \
+         synth -top {module} -flatten; check -assert; tee -q -o {} stat -json",
+        reads.join(" "),
+        before.display(),
+        after.display()
+    );
+    let output = Command::new("yosys")
+        .args(["-q", "-p", &script])
+        .output()
+        .map_err(|e| SynthError::ToolMissing { tool: "yosys", why: e.to_string() })?;
+    if !output.status.success() {
+        let log = String::from_utf8_lossy(&output.stderr).to_string() + &String::from_utf8_lossy(&output.stdout);
+        let tail: Vec<&str> = log.lines().rev().take(12).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Err(SynthError::Synthesis { module: module.to_string(), why: tail.join("\n") });
+    }
+    let stats_before = read_design_stats(&before, module)?;
+    let stats_after = read_design_stats(&after, module)?;
+    let count = |stats: &serde_json::Value, pred: &dyn Fn(&str) -> bool| -> u64 {
+        stats["num_cells_by_type"]
+            .as_object()
+            .map(|m| m.iter().filter(|(k, _)| pred(k)).map(|(_, v)| v.as_u64().unwrap_or(0)).sum())
+            .unwrap_or(0)
+    };
+    let latches = count(&stats_after, &|k| k.contains("DLATCH") || k.contains("$dlatch"));
+    if latches > 0 {
+        return Err(SynthError::Synthesis { module: module.to_string(), why: format!("{latches} latches inferred") });
+    }
+    Ok(SynthStats {
+        module: module.to_string(),
+        cells: stats_after["num_cells"].as_u64().unwrap_or(0),
+        flip_flops: count(&stats_after, &|k| k.contains("DFF")),
+        memory_bits: stats_before["num_memory_bits"].as_u64().unwrap_or(0),
+    })
+}
+
+/// The statistics of the top module (a flattened design has one module).
+fn read_design_stats(path: &Path, module: &str) -> Result<serde_json::Value, SynthError> {
+    let text = std::fs::read_to_string(path)?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| SynthError::Synthesis {
+        module: module.to_string(),
+        why: format!("unreadable stat output {}: {e}", path.display()),
+    })?;
+    // Yosys writes per-module figures under "modules" (names prefixed with a backslash) and the
+    // hierarchy's total under "design".
+    Ok(json.get("design").cloned().unwrap_or_else(|| json["modules"][format!("\\{module}")].clone()))
+}
