@@ -94,12 +94,100 @@ pub fn emit<U: Block>(name: &str, mut uut: U, docs: &[PortDoc]) -> Result<Module
     if !raw.contains("\nmodule top(") {
         return Err(bad("no `module top(` header"));
     }
-    let verilog = raw
-        .replace("\nmodule top(", &format!("\nmodule {name}("))
-        .replace("endmodule // top\n", &format!("endmodule // {name}\n"))
-        .replace("top$", &format!("{name}__"));
+    let verilog = static_slices(
+        &raw.replace("\nmodule top(", &format!("\nmodule {name}("))
+            .replace("endmodule // top\n", &format!("endmodule // {name}\n"))
+            .replace("top$", &format!("{name}__")),
+    );
+    let prefix = format!("{name}__");
+    let verilog = map_identifiers(&verilog, |id| id.starts_with(&prefix).then(|| id.replace('$', "_")));
+    let verilog = plain_port_names(name, &verilog);
     let ports = read_ports(name, &verilog, docs)?;
     Ok(Module { name: name.to_string(), verilog, ports })
+}
+
+/// Applies `rename` to every identifier of `text` (Verilog identifiers: letters, digits, `_` and
+/// `$`); `None` keeps it.
+fn map_identifiers(text: &str, rename: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut ident = String::new();
+    let flush = |ident: &mut String, out: &mut String| {
+        match rename(ident) {
+            Some(new) => out.push_str(&new),
+            None => out.push_str(ident),
+        }
+        ident.clear();
+    };
+    for ch in text.chars() {
+        if ch.is_ascii_alphanumeric() || ch == '_' || ch == '$' {
+            ident.push(ch);
+        } else {
+            if !ident.is_empty() {
+                flush(&mut ident, &mut out);
+            }
+            out.push(ch);
+        }
+    }
+    if !ident.is_empty() {
+        flush(&mut ident, &mut out);
+    }
+    out
+}
+
+/// Renames the top module's `Vec` ports `name$k` (rust-hdl's spelling) to `name_k`, so that every
+/// port of a top is a plain identifier (Verilator would otherwise mangle `$` as `__024`).
+fn plain_port_names(name: &str, verilog: &str) -> String {
+    let header = format!("\nmodule {name}(");
+    let Some(start) = verilog.find(&header) else { return verilog.to_string() };
+    let end = verilog[start..].find("\nendmodule").map_or(verilog.len(), |e| start + e);
+    let names_end = verilog[start..].find(");").map_or(start, |e| start + e);
+    let ports: Vec<&str> =
+        verilog[start + header.len()..names_end].split(',').map(str::trim).filter(|p| p.contains('$')).collect();
+    if ports.is_empty() {
+        return verilog.to_string();
+    }
+    let body = map_identifiers(&verilog[start..end], |id| ports.contains(&id).then(|| id.replace('$', "_")));
+    format!("{}{}{}", &verilog[..start], body, &verilog[end..])
+}
+
+/// Rewrites rust-hdl's struct-field selects `x[(64'hOFFSET)+:(WIDTH)]` (a 64-bit index, which
+/// Verilator's `-Wall` flags as WIDTH) into the equivalent static part-selects `x[MSB:LSB]`.
+fn static_slices(text: &str) -> String {
+    const OPEN: &str = "[(64'h";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(OPEN) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + OPEN.len()..];
+        let parsed = tail.find(")+:(").and_then(|mid| {
+            let close = tail[mid..].find(")]")? + mid;
+            let offset = u64::from_str_radix(&tail[..mid], 16).ok()?;
+            let width = tail[mid + 4..close].parse::<u64>().ok()?;
+            Some((offset, width, close + 2))
+        });
+        match parsed {
+            Some((offset, width, used)) if width > 0 => {
+                out.push_str(&format!("[{}:{}]", offset + width - 1, offset));
+                rest = &tail[used..];
+            }
+            _ => {
+                out.push_str(OPEN);
+                rest = tail;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Whether the port table entry `doc` covers `port`: the same name, or one port `doc_k` of a
+/// `Vec` of ports (one entry documents them all).
+fn documents(doc: &str, port: &str) -> bool {
+    port == doc
+        || port
+            .strip_prefix(doc)
+            .and_then(|r| r.strip_prefix('_'))
+            .is_some_and(|k| k.bytes().all(|b| b.is_ascii_digit()) && !k.is_empty())
 }
 
 /// Reads the port declarations of module `name` (non-ANSI: `input wire [w-1:0] p;` lines after the
@@ -135,13 +223,13 @@ fn read_ports(name: &str, verilog: &str, docs: &[PortDoc]) -> Result<Vec<Port>, 
             }
             _ => 1,
         };
-        let meaning = docs.iter().find(|(n, _)| *n == port).map(|(_, m)| m.to_string()).ok_or_else(|| {
+        let meaning = docs.iter().find(|(n, _)| documents(n, &port)).map(|(_, m)| m.to_string()).ok_or_else(|| {
             EmitError::PortTable { name: name.to_string(), what: format!("port `{port}` is not documented") }
         })?;
         ports.push(Port { name: port, direction, width, meaning });
     }
     for (doc_name, _) in docs {
-        if !ports.iter().any(|p| p.name == *doc_name) {
+        if !ports.iter().any(|p| documents(doc_name, &p.name)) {
             return Err(EmitError::PortTable {
                 name: name.to_string(),
                 what: format!("documented port `{doc_name}` does not exist"),
@@ -178,6 +266,13 @@ mod tests {
         let mul = &crate::blocks(&lacuna_spec::Arch::preset("tiny").unwrap()).unwrap()[0];
         let widths: Vec<(&str, u32)> = mul.ports.iter().map(|p| (p.name.as_str(), p.width)).collect();
         assert_eq!(widths, [("a", 16), ("b", 16), ("product", 32), ("invalid", 1)]);
+    }
+
+    #[test]
+    fn struct_field_selects_become_static_part_selects() {
+        let text = "r$d[(64'h0)+:(8)] = r$q[(64'h8)+:(1)] + x[(64'h1f)+:(32)];";
+        assert_eq!(static_slices(text), "r$d[7:0] = r$q[8:8] + x[62:31];");
+        assert_eq!(static_slices("a[(64'hzz)+:(1)]"), "a[(64'hzz)+:(1)]");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! ```text
 //!            +-----------+
 //!   a[32] -->|           |--> sum[32]   a + b, rounded to nearest, ties to even (IEEE 754)
-//!   b[32] -->| fp32_add  |--> invalid   a or b is Inf or NaN (exponent field 255)
+//!   b[32] -->| fp32_add  |
 //!            +-----------+
 //! ```
 //!
@@ -11,8 +11,10 @@
 //! pattern of Rust's `a + b` on f32: zeros of both signs (x + (-x) = +0), subnormal operands and
 //! results, and overflow to +-Inf included. The accumulator only ever sees sums of exact FP16
 //! products (multiples of 2^-48, far from both ends of FP32's range), but the adder is exact over
-//! every finite input so that the claim needs no range argument. Inf or NaN operands raise
-//! `invalid` (`sum` is then unspecified): products of finite FP16 values are finite.
+//! every finite input so that the claim needs no range argument. For an Inf or NaN operand `sum`
+//! is unspecified: the multiplier flags non-finite FP16 inputs, and the accumulator lane flags a
+//! register that overflowed to Inf before it is added to (reading the adder's own flag there would
+//! put the lane's issue logic and the adder in one combinational loop for Verilator).
 //!
 //! How: order the operands by magnitude; align the smaller significand with three extra bits
 //! (guard, round, sticky); add or subtract; renormalize (one right shift on a carry, or a left
@@ -28,7 +30,6 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("a", "FP32 operand, IEEE binary32 bits"),
     ("b", "FP32 operand, IEEE binary32 bits"),
     ("sum", "a + b rounded to nearest, ties to even, IEEE binary32 bits"),
-    ("invalid", "a or b is Inf or NaN; sum is then unspecified"),
 ];
 
 /// The FP32 round-to-nearest-even adder.
@@ -40,8 +41,6 @@ pub struct Fp32Add {
     pub b: Signal<In, Bits<32>>,
     /// a + b, IEEE binary32 bits.
     pub sum: Signal<Out, Bits<32>>,
-    /// An operand is Inf or NaN.
-    pub invalid: Signal<Out, Bit>,
     mag_a: Signal<Local, Bits<32>>,
     mag_b: Signal<Local, Bits<32>>,
     sign_a: Signal<Local, Bits<32>>,
@@ -124,7 +123,6 @@ impl Default for Fp32Add {
             a: Default::default(),
             b: Default::default(),
             sum: Default::default(),
-            invalid: Default::default(),
             mag_a: Default::default(),
             mag_b: Default::default(),
             sign_a: Default::default(),
@@ -213,7 +211,6 @@ impl Logic for Fp32Add {
         self.sign_b.next = self.b.val() >> self.k31.val();
         self.field_a.next = self.mag_a.val() >> self.k23.val();
         self.field_b.next = self.mag_b.val() >> self.k23.val();
-        self.invalid.next = (self.field_a.val() == self.max_exp.val()) || (self.field_b.val() == self.max_exp.val());
         self.sig_a.next = self.a.val() & self.frac23.val();
         self.eff_a.next = self.one.val();
         if self.field_a.val() != self.zero.val() {

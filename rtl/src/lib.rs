@@ -14,9 +14,11 @@
 //! limits (16 x 16 multipliers only, 32-bit literals, no concatenation) shape the code: see
 //! `docs/synthesis.md`.
 
+pub mod accumulator;
 pub mod emit;
 pub mod fp16_mul;
 pub mod fp32_add;
+pub mod reg;
 pub mod widen;
 
 pub use emit::{emit, Direction, EmitError, Module, Port, PortDoc};
@@ -24,8 +26,17 @@ pub use emit::{emit, Direction, EmitError, Module, Port, PortDoc};
 /// Every block that can be emitted as a top module on its own for `arch`, in dependency order
 /// (the datapath units do not depend on the arch).
 pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
-    let _ = arch;
+    let c = &arch.core;
+    let max_push = (c.lane_queue_depth).min(arch.chunk_entries()) as usize;
+    let lane = accumulator::AccLane::new(
+        c.acc_regs_per_lane as usize,
+        c.acc_write_ports as usize,
+        c.acc_add_latency as usize,
+        c.lane_queue_depth as usize,
+        max_push,
+    );
     Ok(vec![
+        emit(&format!("lacuna_acc_lane_{}", arch.name), lane, accumulator::LANE_PORTS)?,
         emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
         emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,
     ])

@@ -59,7 +59,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let paths = synth::write_module(module, &a.out)?;
         let synthesis = if a.check {
             synth::lint(&module.name, &paths)?;
-            Some(synth::synthesize(&module.name, &paths, &a.out.join("yosys"))?)
+            Some(synth::synthesize(&module.name, &paths, &a.out.join("yosys"), synth::Depth::Full)?)
         } else {
             None
         };

@@ -4,6 +4,7 @@
 //! wraps the shim in safe Rust. Where the machine has no Verilator the crate builds without it
 //! ([`verilated::AVAILABLE`] is false) and every RTL call returns [`RtlError::NotBuilt`].
 
+pub mod model;
 pub mod synth;
 pub mod verilated;
 
@@ -16,6 +17,17 @@ pub enum RtlError {
          install it (`apt-get install verilator`, 5.x) and rebuild"
     )]
     NotBuilt,
+    /// No block of that name was built.
+    #[error("no RTL block `{0}` in this build")]
+    UnknownBlock(String),
+    /// The block has no such port.
+    #[error("RTL block `{block}` has no port `{port}`")]
+    UnknownPort {
+        /// The block.
+        block: String,
+        /// The port asked for.
+        port: String,
+    },
     /// Operand slices of different lengths.
     #[error("operand slices differ in length ({0} and {1})")]
     LengthMismatch(usize, usize),

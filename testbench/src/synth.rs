@@ -2,8 +2,9 @@
 //!
 //! [`write_module`] writes a block's modules one per file; [`lint`] runs
 //! `verilator --lint-only -Wall` on them with no warning waived; [`synthesize`] runs Yosys:
-//! `proc; opt; memory -nomap; stat` (memory bits, before memories are mapped to flip-flops),
-//! then `synth -top TOP -flatten; check -assert; stat`, and refuses latches. These are what
+//! `proc; flatten; opt; memory -nomap; check -assert; stat` (memory bits, before memories are
+//! mapped to flip-flops), then, at [`Depth::Full`], `synth -top TOP -flatten; check -assert;
+//! stat`, and refuses latches. These are what
 //! `lacuna emit-verilog --check` and the test suite run.
 
 use lacuna_rtl::Module;
@@ -43,7 +44,9 @@ pub enum SynthError {
     Io(#[from] std::io::Error),
 }
 
-/// Yosys's figures for one block (the whole hierarchy under its top, flattened).
+/// Yosys's figures for one block (the whole hierarchy under its top, flattened). With
+/// [`Depth::Structural`] cells and flip-flops are word-level cells (`$add`, `$sdff`, ...), not
+/// gates or flip-flop bits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SynthStats {
     /// The top module.
@@ -82,19 +85,36 @@ pub fn lint(module: &str, files: &[PathBuf]) -> Result<(), SynthError> {
     Ok(())
 }
 
-/// Yosys synthesis of one block: no combinational loop, no latch; returns its figures.
-pub fn synthesize(module: &str, files: &[PathBuf], work: &Path) -> Result<SynthStats, SynthError> {
+/// How far Yosys goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// Elaborate, flatten, `check -assert`, refuse latches, count memory bits: seconds even for
+    /// the largest block. `cells` and `flip_flops` are then word-level cell counts.
+    Structural,
+    /// The above, then `synth -top TOP -flatten; check -assert`: gate-level figures (minutes for
+    /// the `edge` blocks).
+    Full,
+}
+
+/// Yosys on one block: no combinational loop, no latch; returns its figures.
+pub fn synthesize(module: &str, files: &[PathBuf], work: &Path, depth: Depth) -> Result<SynthStats, SynthError> {
     std::fs::create_dir_all(work)?;
     let before = work.join(format!("{module}.mem.json"));
     let after = work.join(format!("{module}.synth.json"));
     let reads: Vec<String> = files.iter().map(|f| format!("read_verilog {};", f.display())).collect();
-    let script = format!(
-        "{} hierarchy -check -top {module}; proc; opt -fast; memory -nomap; tee -q -o {} stat -json; \
-         synth -top {module} -flatten; check -assert; tee -q -o {} stat -json",
+    // `flatten` before the first `stat`: Yosys 0.23's `stat -json` of a hierarchy is not JSON.
+    let structural = format!(
+        "{} hierarchy -check -top {module}; proc; flatten; opt -fast; memory -nomap; check -assert; tee -q -o {} stat -json",
         reads.join(" "),
-        before.display(),
-        after.display()
+        before.display()
     );
+    let script = match depth {
+        Depth::Structural => structural,
+        Depth::Full => format!(
+            "{structural}; synth -top {module} -flatten; check -assert; tee -q -o {} stat -json",
+            after.display()
+        ),
+    };
     let output = Command::new("yosys")
         .args(["-q", "-p", &script])
         .output()
@@ -106,21 +126,25 @@ pub fn synthesize(module: &str, files: &[PathBuf], work: &Path) -> Result<SynthS
         return Err(SynthError::Synthesis { module: module.to_string(), why: tail.join("\n") });
     }
     let stats_before = read_design_stats(&before, module)?;
-    let stats_after = read_design_stats(&after, module)?;
+    let stats_after = match depth {
+        Depth::Structural => stats_before.clone(),
+        Depth::Full => read_design_stats(&after, module)?,
+    };
     let count = |stats: &serde_json::Value, pred: &dyn Fn(&str) -> bool| -> u64 {
         stats["num_cells_by_type"]
             .as_object()
             .map(|m| m.iter().filter(|(k, _)| pred(k)).map(|(_, v)| v.as_u64().unwrap_or(0)).sum())
             .unwrap_or(0)
     };
-    let latches = count(&stats_after, &|k| k.contains("DLATCH") || k.contains("$dlatch"));
+    let latches = count(&stats_before, &|k| k.contains("DLATCH") || k.contains("dlatch"))
+        + count(&stats_after, &|k| k.contains("DLATCH") || k.contains("dlatch"));
     if latches > 0 {
         return Err(SynthError::Synthesis { module: module.to_string(), why: format!("{latches} latches inferred") });
     }
     Ok(SynthStats {
         module: module.to_string(),
         cells: stats_after["num_cells"].as_u64().unwrap_or(0),
-        flip_flops: count(&stats_after, &|k| k.contains("DFF")),
+        flip_flops: count(&stats_after, &|k| k.contains("DFF") || k.contains("dff")),
         memory_bits: stats_before["num_memory_bits"].as_u64().unwrap_or(0),
     })
 }

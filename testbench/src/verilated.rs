@@ -12,7 +12,7 @@ pub const AVAILABLE: bool = cfg!(lacuna_verilator);
 mod ffi {
     extern "C" {
         pub fn lacuna_fp16_mul_batch(a: *const u16, b: *const u16, product: *mut u32, invalid: *mut u8, n: usize);
-        pub fn lacuna_fp32_add_batch(a: *const u32, b: *const u32, sum: *mut u32, invalid: *mut u8, n: usize);
+        pub fn lacuna_fp32_add_batch(a: *const u32, b: *const u32, sum: *mut u32, n: usize);
     }
 }
 
@@ -43,18 +43,17 @@ pub fn fp16_mul(a: &[u16], b: &[u16]) -> Result<UnitOutputs, RtlError> {
     Err(RtlError::NotBuilt)
 }
 
-/// `fp32_add` on every pair `(a[i], b[i])` (FP32 bit patterns).
-pub fn fp32_add(a: &[u32], b: &[u32]) -> Result<UnitOutputs, RtlError> {
+/// `fp32_add` on every pair `(a[i], b[i])` (FP32 bit patterns): the sums' bits.
+pub fn fp32_add(a: &[u32], b: &[u32]) -> Result<Vec<u32>, RtlError> {
     if a.len() != b.len() {
         return Err(RtlError::LengthMismatch(a.len(), b.len()));
     }
     #[cfg(lacuna_verilator)]
     {
         let mut bits = vec![0u32; a.len()];
-        let mut invalid = vec![0u8; a.len()];
         // SAFETY: as in `fp16_mul`.
-        unsafe { ffi::lacuna_fp32_add_batch(a.as_ptr(), b.as_ptr(), bits.as_mut_ptr(), invalid.as_mut_ptr(), a.len()) };
-        Ok(UnitOutputs { bits, invalid: invalid.into_iter().map(|v| v != 0).collect() })
+        unsafe { ffi::lacuna_fp32_add_batch(a.as_ptr(), b.as_ptr(), bits.as_mut_ptr(), a.len()) };
+        Ok(bits)
     }
     #[cfg(not(lacuna_verilator))]
     Err(RtlError::NotBuilt)

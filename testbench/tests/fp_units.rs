@@ -42,14 +42,13 @@ fn check_add(a: &[u32], b: &[u32]) {
     let rtl = verilated::fp32_add(a, b).expect("this test needs the RTL built (Verilator)");
     for i in 0..a.len() {
         let (x, y) = (f32::from_bits(a[i]), f32::from_bits(b[i]));
-        let finite = x.is_finite() && y.is_finite();
-        assert_eq!(rtl.invalid[i], !finite, "fp32_add invalid for {:#010x} + {:#010x}", a[i], b[i]);
-        if finite {
+        // The sum of a non-finite operand is unspecified (see rtl::fp32_add).
+        if x.is_finite() && y.is_finite() {
             let want = (x + y).to_bits();
             assert_eq!(
-                rtl.bits[i], want,
+                rtl[i], want,
                 "fp32_add {:#010x} + {:#010x} ({x:e} + {y:e}): rtl {:#010x}, f32 {want:#010x}",
-                a[i], b[i], rtl.bits[i]
+                a[i], b[i], rtl[i]
             );
         }
     }

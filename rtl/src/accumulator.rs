@@ -1,0 +1,392 @@
+//! `accumulator`: L lanes of R FP32 registers, each lane fed by a FIFO and issuing in order.
+//!
+//! ```text
+//!                         +--------------------------- lane l (AccLane) ---------------------------+
+//!  push_count[l] -------->| FIFO (lane_queue_depth entries of (reg, product))                      |
+//!  push[l][k] (reg,prod)->|   head P entries --> hazard check (scoreboard + same-cycle ports)      |
+//!  free[l] <--------------|   issue up to P in order --> R FP32 regs read --> P x fp32_add          |
+//!  quiet[l] <-------------|   --> delay line (A-1 stages) --> register write, scoreboard clear     |
+//!  issue_enable --------->|                                                                        |
+//!  read_enable/index ---->|   drain port: read_value = regs[index]; the register resets to +0.0    |
+//!  read_value[l] <--------|                                                                        |
+//!                         +------------------------------------------------------------------------+
+//! ```
+//!
+//! Contract (docs/microarchitecture.md, "accumulator"): per cycle a lane issues up to
+//! `acc_write_ports` (P) entries from the head of its FIFO, in order, while `issue_enable` is high
+//! (drain is not reading). An entry issues only when no add to its register is in flight (the
+//! scoreboard bit, set at issue and cleared by the write-back `acc_add_latency` (A) cycles later)
+//! and no earlier port of the same cycle targets the same register; the first entry that cannot
+//! issue stops the lane. `free` is the FIFO's free slots after this cycle's issue: route pushes at
+//! most that many entries, which can issue from the next cycle.
+//!
+//! The adder: the register's value plus the product, round to nearest even (`fp32_add`), then
+//! A - 1 pipeline registers (where synthesis retimes the adder), then the register write at the
+//! end of cycle t + A - 1 for an issue in cycle t. `quiet`: the FIFO is empty and nothing is in
+//! flight.
+
+use crate::fp32_add::Fp32Add;
+use crate::reg::Reg;
+use rust_hdl::prelude::*;
+
+/// The A - 1 pipeline registers behind one adder.
+#[derive(LogicBlock)]
+pub struct DelayLine {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset.
+    pub reset: Signal<In, Bit>,
+    /// A sum enters the first stage.
+    pub in_valid: Signal<In, Bit>,
+    /// Its register.
+    pub in_target: Signal<In, Bits<16>>,
+    /// The sum.
+    pub in_sum: Signal<In, Bits<32>>,
+    /// A sum leaves the last stage.
+    pub out_valid: Signal<Out, Bit>,
+    /// Its register.
+    pub out_target: Signal<Out, Bits<16>>,
+    /// The sum.
+    pub out_sum: Signal<Out, Bits<32>>,
+    valid: Vec<Reg<Bit>>,
+    target: Vec<Reg<Bits<16>>>,
+    sum: Vec<Reg<Bits<32>>>,
+}
+
+impl DelayLine {
+    /// A line of `stages` registers (at least 1).
+    pub fn new(stages: usize) -> DelayLine {
+        assert!(stages >= 1);
+        DelayLine {
+            clock: Default::default(),
+            reset: Default::default(),
+            in_valid: Default::default(),
+            in_target: Default::default(),
+            in_sum: Default::default(),
+            out_valid: Default::default(),
+            out_target: Default::default(),
+            out_sum: Default::default(),
+            valid: (0..stages).map(|_| Reg::default()).collect(),
+            target: (0..stages).map(|_| Reg::default()).collect(),
+            sum: (0..stages).map(|_| Reg::default()).collect(),
+        }
+    }
+}
+
+impl Logic for DelayLine {
+    #[hdl_gen]
+    fn update(&mut self) {
+        for i in 0..self.valid.len() {
+            self.valid[i].clock.next = self.clock.val();
+            self.valid[i].reset.next = self.reset.val();
+            self.target[i].clock.next = self.clock.val();
+            self.target[i].reset.next = self.reset.val();
+            self.sum[i].clock.next = self.clock.val();
+            self.sum[i].reset.next = self.reset.val();
+        }
+        self.valid[0].d.next = self.in_valid.val();
+        self.target[0].d.next = self.in_target.val();
+        self.sum[0].d.next = self.in_sum.val();
+        for i in 1..self.valid.len() {
+            self.valid[i].d.next = self.valid[i - 1].q.val();
+            self.target[i].d.next = self.target[i - 1].q.val();
+            self.sum[i].d.next = self.sum[i - 1].q.val();
+        }
+        // The last stage drives the outputs (rust-hdl indexes only with loop variables: the
+        // last of these assignments wins).
+        for i in 0..self.valid.len() {
+            self.out_valid.next = self.valid[i].q.val();
+            self.out_target.next = self.target[i].q.val();
+            self.out_sum.next = self.sum[i].q.val();
+        }
+    }
+}
+
+/// Index constants 0..n of a given width, for comparisons inside unrolled loops (rust-hdl can
+/// only index signals, not compare with, a loop variable).
+fn index_constants<const N: usize>(n: usize) -> Vec<Constant<Bits<N>>> {
+    (0..n).map(|i| Constant::new((i as LiteralType).into())).collect()
+}
+
+/// The ports of [`AccLane`] (a top module in the block-level tests).
+pub const LANE_PORTS: &[crate::emit::PortDoc] = &[
+    ("clock", "clock"),
+    ("reset", "synchronous reset, active high"),
+    ("issue_enable", "issue allowed this cycle (drain is not reading)"),
+    ("push_count", "entries pushed this cycle, at most free"),
+    ("push_target", "pushed entry k: its register in the lane"),
+    ("push_product", "pushed entry k: its FP32 product"),
+    ("free", "FIFO slots free after this cycle's issue"),
+    ("quiet", "FIFO empty and no add in flight"),
+    ("invalid", "an add issued this cycle has an Inf or NaN operand (an overflowed register)"),
+    ("read_enable", "drain reads read_index this cycle and resets it to +0.0"),
+    ("read_index", "the register drain reads"),
+    ("read_value", "its FP32 value"),
+];
+
+/// One accumulator lane: FIFO, in-order issue on P ports, R registers, P adders.
+#[derive(LogicBlock)]
+pub struct AccLane {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset.
+    pub reset: Signal<In, Bit>,
+    /// Issue allowed this cycle (drain is not reading).
+    pub issue_enable: Signal<In, Bit>,
+    /// Entries pushed this cycle (at most `free`).
+    pub push_count: Signal<In, Bits<8>>,
+    /// The pushed entries' registers, in order (slots `push_count..` are ignored).
+    pub push_target: Vec<Signal<In, Bits<16>>>,
+    /// The pushed entries' products.
+    pub push_product: Vec<Signal<In, Bits<32>>>,
+    /// FIFO slots free after this cycle's issue.
+    pub free: Signal<Out, Bits<8>>,
+    /// FIFO empty and no add in flight.
+    pub quiet: Signal<Out, Bit>,
+    /// An add issued this cycle reads a register that overflowed to Inf: the core reports it as
+    /// an error instead of accumulating garbage.
+    pub invalid: Signal<Out, Bit>,
+    /// Drain reads register `read_index` this cycle (and resets it to +0.0).
+    pub read_enable: Signal<In, Bit>,
+    /// The register drain reads.
+    pub read_index: Signal<In, Bits<16>>,
+    /// Its value.
+    pub read_value: Signal<Out, Bits<32>>,
+    fifo_target: Vec<Reg<Bits<16>>>,
+    fifo_product: Vec<Reg<Bits<32>>>,
+    head: Reg<Bits<8>>,
+    count: Reg<Bits<8>>,
+    value: Vec<Reg<Bits<32>>>,
+    busy: Vec<Reg<Bit>>,
+    adders: Vec<Fp32Add>,
+    lines: Vec<DelayLine>,
+    cand_target: Vec<Signal<Local, Bits<16>>>,
+    cand_product: Vec<Signal<Local, Bits<32>>>,
+    cand_value: Vec<Signal<Local, Bits<32>>>,
+    cand_busy: Vec<Signal<Local, Bit>>,
+    issue: Vec<Signal<Local, Bit>>,
+    go: Signal<Local, Bit>,
+    in_flight: Signal<Local, Bit>,
+    issued: Signal<Local, Bits<8>>,
+    slot: Signal<Local, Bits<8>>,
+    remaining: Signal<Local, Bits<8>>,
+    idx8: Vec<Constant<Bits<8>>>,
+    idx16: Vec<Constant<Bits<16>>>,
+    depth: Constant<Bits<8>>,
+    one8: Constant<Bits<8>>,
+    zero8: Constant<Bits<8>>,
+    zero32: Constant<Bits<32>>,
+    inf32: Constant<Bits<32>>,
+    pipelined: Constant<Bit>,
+}
+
+fn many<T: Default>(n: usize) -> Vec<T> {
+    (0..n).map(|_| T::default()).collect()
+}
+
+impl AccLane {
+    /// A lane of `regs` registers, `ports` adds per cycle, add latency `latency`, a FIFO of
+    /// `depth` entries (2..=64) taking up to `max_push` pushes per cycle.
+    pub fn new(regs: usize, ports: usize, latency: usize, depth: usize, max_push: usize) -> AccLane {
+        assert!(ports >= 1 && (2..=64).contains(&depth) && max_push >= 1 && regs >= 1 && latency >= 1);
+        let lines = if latency > 1 { ports } else { 0 };
+        AccLane {
+            clock: Default::default(),
+            reset: Default::default(),
+            issue_enable: Default::default(),
+            push_count: Default::default(),
+            push_target: many(max_push),
+            push_product: many(max_push),
+            free: Default::default(),
+            quiet: Default::default(),
+            invalid: Default::default(),
+            read_enable: Default::default(),
+            read_index: Default::default(),
+            read_value: Default::default(),
+            fifo_target: many(depth),
+            fifo_product: many(depth),
+            head: Reg::default(),
+            count: Reg::default(),
+            value: many(regs),
+            busy: many(regs),
+            adders: many(ports),
+            lines: (0..lines).map(|_| DelayLine::new(latency - 1)).collect(),
+            cand_target: many(ports),
+            cand_product: many(ports),
+            cand_value: many(ports),
+            cand_busy: many(ports),
+            issue: many(ports),
+            go: Default::default(),
+            in_flight: Default::default(),
+            issued: Default::default(),
+            slot: Default::default(),
+            remaining: Default::default(),
+            idx8: index_constants(depth.max(ports).max(max_push)),
+            idx16: index_constants(regs),
+            depth: Constant::new((depth as LiteralType).into()),
+            one8: Constant::new((1 as LiteralType).into()),
+            zero8: Constant::new((0 as LiteralType).into()),
+            zero32: Constant::new((0 as LiteralType).into()),
+            inf32: Constant::new((0x7f80_0000 as LiteralType).into()),
+            pipelined: Constant::new(latency > 1),
+        }
+    }
+}
+
+impl Logic for AccLane {
+    #[hdl_gen]
+    fn update(&mut self) {
+        // Registers hold their value unless written below.
+        self.head.clock.next = self.clock.val();
+        self.head.reset.next = self.reset.val();
+        self.head.d.next = self.head.q.val();
+        self.count.clock.next = self.clock.val();
+        self.count.reset.next = self.reset.val();
+        self.count.d.next = self.count.q.val();
+        for i in 0..self.fifo_target.len() {
+            self.fifo_target[i].clock.next = self.clock.val();
+            self.fifo_target[i].reset.next = self.reset.val();
+            self.fifo_target[i].d.next = self.fifo_target[i].q.val();
+            self.fifo_product[i].clock.next = self.clock.val();
+            self.fifo_product[i].reset.next = self.reset.val();
+            self.fifo_product[i].d.next = self.fifo_product[i].q.val();
+        }
+        for r in 0..self.value.len() {
+            self.value[r].clock.next = self.clock.val();
+            self.value[r].reset.next = self.reset.val();
+            self.value[r].d.next = self.value[r].q.val();
+            self.busy[r].clock.next = self.clock.val();
+            self.busy[r].reset.next = self.reset.val();
+            self.busy[r].d.next = self.busy[r].q.val();
+        }
+        for p in 0..self.lines.len() {
+            self.lines[p].clock.next = self.clock.val();
+            self.lines[p].reset.next = self.reset.val();
+        }
+
+        // The P head entries, their registers' values and scoreboard bits.
+        for p in 0..self.cand_target.len() {
+            self.slot.next = self.head.q.val() + self.idx8[p].val();
+            if self.slot.val() >= self.depth.val() {
+                self.slot.next = self.slot.val() - self.depth.val();
+            }
+            self.cand_target[p].next = self.fifo_target[0].q.val();
+            self.cand_product[p].next = self.fifo_product[0].q.val();
+            for i in 0..self.fifo_target.len() {
+                if self.slot.val() == self.idx8[i].val() {
+                    self.cand_target[p].next = self.fifo_target[i].q.val();
+                    self.cand_product[p].next = self.fifo_product[i].q.val();
+                }
+            }
+            self.cand_value[p].next = self.zero32.val();
+            self.cand_busy[p].next = false;
+            for r in 0..self.value.len() {
+                if self.cand_target[p].val() == self.idx16[r].val() {
+                    self.cand_value[p].next = self.value[r].q.val();
+                    self.cand_busy[p].next = self.busy[r].q.val();
+                }
+            }
+        }
+
+        // In-order issue: port p issues when every earlier port did, its entry exists, its
+        // register is not busy and no earlier port of this cycle targets the same register.
+        self.go.next = self.issue_enable.val();
+        self.issued.next = self.zero8.val();
+        for p in 0..self.issue.len() {
+            self.issue[p].next = self.go.val() && (self.idx8[p].val() < self.count.q.val()) && !self.cand_busy[p].val();
+            for q in 0..self.issue.len() {
+                if (self.idx8[q].val() < self.idx8[p].val()) && (self.cand_target[q].val() == self.cand_target[p].val())
+                {
+                    self.issue[p].next = false;
+                }
+            }
+            self.go.next = self.issue[p].val();
+            if self.issue[p].val() {
+                self.issued.next = self.issued.val() + self.one8.val();
+            }
+        }
+
+        // The adders: register value + product, into the pipeline (or straight back, A = 1).
+        for p in 0..self.adders.len() {
+            self.adders[p].a.next = self.cand_value[p].val();
+            self.adders[p].b.next = self.cand_product[p].val();
+        }
+        for p in 0..self.lines.len() {
+            self.lines[p].in_valid.next = self.issue[p].val();
+            self.lines[p].in_target.next = self.cand_target[p].val();
+            self.lines[p].in_sum.next = self.adders[p].sum.val();
+        }
+
+        // Write-back of the sums leaving the pipeline (clears the scoreboard bit).
+        for p in 0..self.lines.len() {
+            for r in 0..self.value.len() {
+                if self.lines[p].out_valid.val() && (self.lines[p].out_target.val() == self.idx16[r].val()) {
+                    self.value[r].d.next = self.lines[p].out_sum.val();
+                    self.busy[r].d.next = false;
+                }
+            }
+        }
+        // Issue: with a pipeline, mark the register busy; without, write the sum now.
+        for p in 0..self.issue.len() {
+            for r in 0..self.value.len() {
+                if self.issue[p].val() && (self.cand_target[p].val() == self.idx16[r].val()) {
+                    if self.pipelined.val() {
+                        self.busy[r].d.next = true;
+                    } else {
+                        self.value[r].d.next = self.adders[p].sum.val();
+                    }
+                }
+            }
+        }
+
+        // Drain's read port: the value, and the register back to +0.0.
+        self.read_value.next = self.zero32.val();
+        for r in 0..self.value.len() {
+            if self.read_index.val() == self.idx16[r].val() {
+                self.read_value.next = self.value[r].q.val();
+                if self.read_enable.val() {
+                    self.value[r].d.next = self.zero32.val();
+                }
+            }
+        }
+
+        // The FIFO: pop what issued, push behind the tail.
+        self.slot.next = self.head.q.val() + self.issued.val();
+        if self.slot.val() >= self.depth.val() {
+            self.slot.next = self.slot.val() - self.depth.val();
+        }
+        self.head.d.next = self.slot.val();
+        self.remaining.next = self.count.q.val() - self.issued.val();
+        self.free.next = self.depth.val() - self.remaining.val();
+        for k in 0..self.push_target.len() {
+            self.slot.next = self.head.q.val() + self.count.q.val() + self.idx8[k].val();
+            if self.slot.val() >= self.depth.val() {
+                self.slot.next = self.slot.val() - self.depth.val();
+            }
+            if self.slot.val() >= self.depth.val() {
+                self.slot.next = self.slot.val() - self.depth.val();
+            }
+            for i in 0..self.fifo_target.len() {
+                if (self.idx8[k].val() < self.push_count.val()) && (self.slot.val() == self.idx8[i].val()) {
+                    self.fifo_target[i].d.next = self.push_target[k].val();
+                    self.fifo_product[i].d.next = self.push_product[k].val();
+                }
+            }
+        }
+        self.count.d.next = self.remaining.val() + self.push_count.val();
+        self.in_flight.next = false;
+        for r in 0..self.busy.len() {
+            if self.busy[r].q.val() {
+                self.in_flight.next = true;
+            }
+        }
+        self.quiet.next = (self.count.q.val() == self.zero8.val()) && !self.in_flight.val();
+        // A register that overflowed to Inf (exponent field 255) is about to be added to.
+        self.invalid.next = false;
+        for p in 0..self.issue.len() {
+            if self.issue[p].val() && ((self.cand_value[p].val() & self.inf32.val()) == self.inf32.val()) {
+                self.invalid.next = true;
+            }
+        }
+    }
+}
