@@ -27,6 +27,7 @@
 
 use crate::fp32_add::Fp32Add;
 use crate::reg::Reg;
+use crate::reg_file::RegFile;
 use rust_hdl::prelude::*;
 
 /// The A - 1 pipeline registers behind one adder.
@@ -119,6 +120,7 @@ pub const LANE_PORTS: &[crate::emit::PortDoc] = &[
     ("free", "FIFO slots free after this cycle's issue"),
     ("quiet", "FIFO empty and no add in flight"),
     ("invalid", "an add issued this cycle has an Inf or NaN operand (an overflowed register)"),
+    ("all_ports_used", "every port issued this cycle (port-limited stall counter)"),
     ("read_enable", "drain reads read_index this cycle and resets it to +0.0"),
     ("read_index", "the register drain reads"),
     ("read_value", "its FP32 value"),
@@ -146,6 +148,8 @@ pub struct AccLane {
     /// An add issued this cycle reads a register that overflowed to Inf: the core reports it as
     /// an error instead of accumulating garbage.
     pub invalid: Signal<Out, Bit>,
+    /// Every port issued this cycle (for the port-limited stall counter).
+    pub all_ports_used: Signal<Out, Bit>,
     /// Drain reads register `read_index` this cycle (and resets it to +0.0).
     pub read_enable: Signal<In, Bit>,
     /// The register drain reads.
@@ -156,8 +160,7 @@ pub struct AccLane {
     fifo_product: Vec<Reg<Bits<32>>>,
     head: Reg<Bits<8>>,
     count: Reg<Bits<8>>,
-    value: Vec<Reg<Bits<32>>>,
-    busy: Vec<Reg<Bit>>,
+    file: RegFile,
     adders: Vec<Fp32Add>,
     lines: Vec<DelayLine>,
     cand_target: Vec<Signal<Local, Bits<16>>>,
@@ -165,17 +168,17 @@ pub struct AccLane {
     cand_value: Vec<Signal<Local, Bits<32>>>,
     cand_busy: Vec<Signal<Local, Bit>>,
     issue: Vec<Signal<Local, Bit>>,
-    go: Signal<Local, Bit>,
+    go: Vec<Signal<Local, Bit>>,
+    cand_slot: Vec<Signal<Local, Bits<8>>>,
+    push_slot: Vec<Signal<Local, Bits<8>>>,
+    head_next: Signal<Local, Bits<8>>,
     in_flight: Signal<Local, Bit>,
     issued: Signal<Local, Bits<8>>,
-    slot: Signal<Local, Bits<8>>,
     remaining: Signal<Local, Bits<8>>,
     idx8: Vec<Constant<Bits<8>>>,
-    idx16: Vec<Constant<Bits<16>>>,
     depth: Constant<Bits<8>>,
     one8: Constant<Bits<8>>,
     zero8: Constant<Bits<8>>,
-    zero32: Constant<Bits<32>>,
     inf32: Constant<Bits<32>>,
     pipelined: Constant<Bit>,
 }
@@ -200,6 +203,7 @@ impl AccLane {
             free: Default::default(),
             quiet: Default::default(),
             invalid: Default::default(),
+            all_ports_used: Default::default(),
             read_enable: Default::default(),
             read_index: Default::default(),
             read_value: Default::default(),
@@ -207,8 +211,7 @@ impl AccLane {
             fifo_product: many(depth),
             head: Reg::default(),
             count: Reg::default(),
-            value: many(regs),
-            busy: many(regs),
+            file: RegFile::new(regs, ports),
             adders: many(ports),
             lines: (0..lines).map(|_| DelayLine::new(latency - 1)).collect(),
             cand_target: many(ports),
@@ -216,17 +219,17 @@ impl AccLane {
             cand_value: many(ports),
             cand_busy: many(ports),
             issue: many(ports),
-            go: Default::default(),
+            go: many(ports + 1),
+            cand_slot: many(ports),
+            push_slot: many(max_push),
+            head_next: Default::default(),
             in_flight: Default::default(),
             issued: Default::default(),
-            slot: Default::default(),
             remaining: Default::default(),
             idx8: index_constants(depth.max(ports).max(max_push)),
-            idx16: index_constants(regs),
             depth: Constant::new((depth as LiteralType).into()),
             one8: Constant::new((1 as LiteralType).into()),
             zero8: Constant::new((0 as LiteralType).into()),
-            zero32: Constant::new((0 as LiteralType).into()),
             inf32: Constant::new((0x7f80_0000 as LiteralType).into()),
             pipelined: Constant::new(latency > 1),
         }
@@ -251,14 +254,8 @@ impl Logic for AccLane {
             self.fifo_product[i].reset.next = self.reset.val();
             self.fifo_product[i].d.next = self.fifo_product[i].q.val();
         }
-        for r in 0..self.value.len() {
-            self.value[r].clock.next = self.clock.val();
-            self.value[r].reset.next = self.reset.val();
-            self.value[r].d.next = self.value[r].q.val();
-            self.busy[r].clock.next = self.clock.val();
-            self.busy[r].reset.next = self.reset.val();
-            self.busy[r].d.next = self.busy[r].q.val();
-        }
+        self.file.clock.next = self.clock.val();
+        self.file.reset.next = self.reset.val();
         for p in 0..self.lines.len() {
             self.lines[p].clock.next = self.clock.val();
             self.lines[p].reset.next = self.reset.val();
@@ -266,41 +263,39 @@ impl Logic for AccLane {
 
         // The P head entries, their registers' values and scoreboard bits.
         for p in 0..self.cand_target.len() {
-            self.slot.next = self.head.q.val() + self.idx8[p].val();
-            if self.slot.val() >= self.depth.val() {
-                self.slot.next = self.slot.val() - self.depth.val();
+            self.cand_slot[p].next = self.head.q.val() + self.idx8[p].val();
+            if self.cand_slot[p].val() >= self.depth.val() {
+                self.cand_slot[p].next = self.cand_slot[p].val() - self.depth.val();
             }
             self.cand_target[p].next = self.fifo_target[0].q.val();
             self.cand_product[p].next = self.fifo_product[0].q.val();
             for i in 0..self.fifo_target.len() {
-                if self.slot.val() == self.idx8[i].val() {
+                if self.cand_slot[p].val() == self.idx8[i].val() {
                     self.cand_target[p].next = self.fifo_target[i].q.val();
                     self.cand_product[p].next = self.fifo_product[i].q.val();
                 }
             }
-            self.cand_value[p].next = self.zero32.val();
-            self.cand_busy[p].next = false;
-            for r in 0..self.value.len() {
-                if self.cand_target[p].val() == self.idx16[r].val() {
-                    self.cand_value[p].next = self.value[r].q.val();
-                    self.cand_busy[p].next = self.busy[r].q.val();
-                }
-            }
+            self.file.read_index[p].next = self.cand_target[p].val();
+        }
+        for p in 0..self.cand_target.len() {
+            self.cand_value[p].next = self.file.read_value[p].val();
+            self.cand_busy[p].next = self.file.read_busy[p].val();
         }
 
         // In-order issue: port p issues when every earlier port did, its entry exists, its
         // register is not busy and no earlier port of this cycle targets the same register.
-        self.go.next = self.issue_enable.val();
+        self.go[0].next = self.issue_enable.val();
         self.issued.next = self.zero8.val();
         for p in 0..self.issue.len() {
-            self.issue[p].next = self.go.val() && (self.idx8[p].val() < self.count.q.val()) && !self.cand_busy[p].val();
+            self.issue[p].next =
+                self.go[p].val() && (self.idx8[p].val() < self.count.q.val()) && !self.cand_busy[p].val();
             for q in 0..self.issue.len() {
                 if (self.idx8[q].val() < self.idx8[p].val()) && (self.cand_target[q].val() == self.cand_target[p].val())
                 {
                     self.issue[p].next = false;
                 }
             }
-            self.go.next = self.issue[p].val();
+            self.go[p + 1].next = self.issue[p].val();
             if self.issue[p].val() {
                 self.issued.next = self.issued.val() + self.one8.val();
             }
@@ -317,69 +312,53 @@ impl Logic for AccLane {
             self.lines[p].in_sum.next = self.adders[p].sum.val();
         }
 
-        // Write-back of the sums leaving the pipeline (clears the scoreboard bit).
-        for p in 0..self.lines.len() {
-            for r in 0..self.value.len() {
-                if self.lines[p].out_valid.val() && (self.lines[p].out_target.val() == self.idx16[r].val()) {
-                    self.value[r].d.next = self.lines[p].out_sum.val();
-                    self.busy[r].d.next = false;
-                }
-            }
-        }
-        // Issue: with a pipeline, mark the register busy; without, write the sum now.
+        // Write-back: the sums leaving the pipeline (which clears the scoreboard bit), or with
+        // no pipeline (A = 1) the sums of this cycle's issues.
         for p in 0..self.issue.len() {
-            for r in 0..self.value.len() {
-                if self.issue[p].val() && (self.cand_target[p].val() == self.idx16[r].val()) {
-                    if self.pipelined.val() {
-                        self.busy[r].d.next = true;
-                    } else {
-                        self.value[r].d.next = self.adders[p].sum.val();
-                    }
-                }
-            }
+            self.file.set_busy[p].next = self.issue[p].val() && self.pipelined.val();
+            self.file.wb_valid[p].next = self.issue[p].val();
+            self.file.wb_index[p].next = self.cand_target[p].val();
+            self.file.wb_value[p].next = self.adders[p].sum.val();
+        }
+        for p in 0..self.lines.len() {
+            self.file.wb_valid[p].next = self.lines[p].out_valid.val();
+            self.file.wb_index[p].next = self.lines[p].out_target.val();
+            self.file.wb_value[p].next = self.lines[p].out_sum.val();
         }
 
         // Drain's read port: the value, and the register back to +0.0.
-        self.read_value.next = self.zero32.val();
-        for r in 0..self.value.len() {
-            if self.read_index.val() == self.idx16[r].val() {
-                self.read_value.next = self.value[r].q.val();
-                if self.read_enable.val() {
-                    self.value[r].d.next = self.zero32.val();
-                }
-            }
-        }
+        self.file.drain_index.next = self.read_index.val();
+        self.file.drain_clear.next = self.read_enable.val();
+        self.read_value.next = self.file.drain_value.val();
 
         // The FIFO: pop what issued, push behind the tail.
-        self.slot.next = self.head.q.val() + self.issued.val();
-        if self.slot.val() >= self.depth.val() {
-            self.slot.next = self.slot.val() - self.depth.val();
+        self.head_next.next = self.head.q.val() + self.issued.val();
+        if self.head_next.val() >= self.depth.val() {
+            self.head_next.next = self.head_next.val() - self.depth.val();
         }
-        self.head.d.next = self.slot.val();
+        self.head.d.next = self.head_next.val();
         self.remaining.next = self.count.q.val() - self.issued.val();
         self.free.next = self.depth.val() - self.remaining.val();
         for k in 0..self.push_target.len() {
-            self.slot.next = self.head.q.val() + self.count.q.val() + self.idx8[k].val();
-            if self.slot.val() >= self.depth.val() {
-                self.slot.next = self.slot.val() - self.depth.val();
+            self.push_slot[k].next = self.head.q.val() + self.count.q.val() + self.idx8[k].val();
+            if self.push_slot[k].val() >= self.depth.val() {
+                self.push_slot[k].next = self.push_slot[k].val() - self.depth.val();
             }
-            if self.slot.val() >= self.depth.val() {
-                self.slot.next = self.slot.val() - self.depth.val();
+            if self.push_slot[k].val() >= self.depth.val() {
+                self.push_slot[k].next = self.push_slot[k].val() - self.depth.val();
             }
             for i in 0..self.fifo_target.len() {
-                if (self.idx8[k].val() < self.push_count.val()) && (self.slot.val() == self.idx8[i].val()) {
+                if (self.idx8[k].val() < self.push_count.val()) && (self.push_slot[k].val() == self.idx8[i].val()) {
                     self.fifo_target[i].d.next = self.push_target[k].val();
                     self.fifo_product[i].d.next = self.push_product[k].val();
                 }
             }
         }
         self.count.d.next = self.remaining.val() + self.push_count.val();
-        self.in_flight.next = false;
-        for r in 0..self.busy.len() {
-            if self.busy[r].q.val() {
-                self.in_flight.next = true;
-            }
+        for p in 0..self.go.len() {
+            self.all_ports_used.next = self.go[p].val();
         }
+        self.in_flight.next = self.file.any_busy.val();
         self.quiet.next = (self.count.q.val() == self.zero8.val()) && !self.in_flight.val();
         // A register that overflowed to Inf (exponent field 255) is about to be added to.
         self.invalid.next = false;

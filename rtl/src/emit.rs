@@ -263,9 +263,14 @@ mod tests {
                 assert!(text.starts_with(&format!("module {}(", file.trim_end_matches(".v"))), "{file}");
             }
         }
-        let mul = &crate::blocks(&lacuna_spec::Arch::preset("tiny").unwrap()).unwrap()[0];
+        let blocks = crate::blocks(&lacuna_spec::Arch::preset("tiny").unwrap()).unwrap();
+        let mul = blocks.iter().find(|m| m.name == "lacuna_fp16_mul").unwrap();
         let widths: Vec<(&str, u32)> = mul.ports.iter().map(|p| (p.name.as_str(), p.width)).collect();
         assert_eq!(widths, [("a", 16), ("b", 16), ("product", 32), ("invalid", 1)]);
+        // A `Vec` of ports becomes plain, numbered ports; submodules get plain names.
+        let lane = blocks.iter().find(|m| m.name == "lacuna_acc_lane_tiny").unwrap();
+        assert!(lane.ports.iter().any(|p| p.name == "push_target_1" && p.width == 16));
+        assert!(lane.files().iter().all(|(file, _)| !file.contains('$')));
     }
 
     #[test]

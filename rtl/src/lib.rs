@@ -19,6 +19,7 @@ pub mod emit;
 pub mod fp16_mul;
 pub mod fp32_add;
 pub mod reg;
+pub mod reg_file;
 pub mod widen;
 
 pub use emit::{emit, Direction, EmitError, Module, Port, PortDoc};
