@@ -28,6 +28,7 @@
 use crate::fp32_add::Fp32Add;
 use crate::reg::Reg;
 use crate::reg_file::RegFile;
+use crate::wiring::{index_constants, many};
 use rust_hdl::prelude::*;
 
 /// The A - 1 pipeline registers behind one adder.
@@ -103,12 +104,6 @@ impl Logic for DelayLine {
     }
 }
 
-/// Index constants 0..n of a given width, for comparisons inside unrolled loops (rust-hdl can
-/// only index signals, not compare with, a loop variable).
-fn index_constants<const N: usize>(n: usize) -> Vec<Constant<Bits<N>>> {
-    (0..n).map(|i| Constant::new((i as LiteralType).into())).collect()
-}
-
 /// The ports of [`AccLane`] (a top module in the block-level tests).
 pub const LANE_PORTS: &[crate::emit::PortDoc] = &[
     ("clock", "clock"),
@@ -181,10 +176,6 @@ pub struct AccLane {
     zero8: Constant<Bits<8>>,
     inf32: Constant<Bits<32>>,
     pipelined: Constant<Bit>,
-}
-
-fn many<T: Default>(n: usize) -> Vec<T> {
-    (0..n).map(|_| T::default()).collect()
 }
 
 impl AccLane {

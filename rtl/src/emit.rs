@@ -100,19 +100,21 @@ pub fn emit<U: Block>(name: &str, mut uut: U, docs: &[PortDoc]) -> Result<Module
             .replace("top$", &format!("{name}__")),
     );
     let prefix = format!("{name}__");
-    let verilog = map_identifiers(&verilog, |id| id.starts_with(&prefix).then(|| id.replace('$', "_")));
+    let verilog = map_identifiers(&verilog, |id, _| id.starts_with(&prefix).then(|| id.replace('$', "_")));
     let verilog = plain_port_names(name, &verilog);
     let ports = read_ports(name, &verilog, docs)?;
     Ok(Module { name: name.to_string(), verilog, ports })
 }
 
 /// Applies `rename` to every identifier of `text` (Verilog identifiers: letters, digits, `_` and
-/// `$`); `None` keeps it.
-fn map_identifiers(text: &str, rename: impl Fn(&str) -> Option<String>) -> String {
+/// `$`), told whether it follows a `.` (an instance's port name); `None` keeps it.
+fn map_identifiers(text: &str, rename: impl Fn(&str, bool) -> Option<String>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut ident = String::new();
+    // `after_dot`: the identifier names a port of an instance (`.port(signal)`), not a signal.
     let flush = |ident: &mut String, out: &mut String| {
-        match rename(ident) {
+        let after_dot = out.ends_with('.');
+        match rename(ident, after_dot) {
             Some(new) => out.push_str(&new),
             None => out.push_str(ident),
         }
@@ -146,7 +148,9 @@ fn plain_port_names(name: &str, verilog: &str) -> String {
     if ports.is_empty() {
         return verilog.to_string();
     }
-    let body = map_identifiers(&verilog[start..end], |id| ports.contains(&id).then(|| id.replace('$', "_")));
+    let body = map_identifiers(&verilog[start..end], |id, port_of_instance| {
+        (!port_of_instance && ports.contains(&id)).then(|| id.replace('$', "_"))
+    });
     format!("{}{}{}", &verilog[..start], body, &verilog[end..])
 }
 

@@ -15,12 +15,15 @@
 //! `docs/synthesis.md`.
 
 pub mod accumulator;
+pub mod backend;
 pub mod emit;
 pub mod fp16_mul;
 pub mod fp32_add;
 pub mod reg;
 pub mod reg_file;
+pub mod route;
 pub mod widen;
+pub mod wiring;
 
 pub use emit::{emit, Direction, EmitError, Module, Port, PortDoc};
 
@@ -37,6 +40,7 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
         max_push,
     );
     Ok(vec![
+        emit(&format!("lacuna_backend_{}", arch.name), backend::Backend::new(arch), backend::PORTS)?,
         emit(&format!("lacuna_acc_lane_{}", arch.name), lane, accumulator::LANE_PORTS)?,
         emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
         emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,

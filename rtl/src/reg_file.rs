@@ -21,6 +21,7 @@
 //! minutes of Yosys; an array indexed directly is a few dozen lines for both tools. The Verilog is
 //! generated here from R and P; `update` is the same behaviour for rust-hdl's simulator.
 
+use crate::wiring::many;
 use rust_hdl::prelude::*;
 
 /// The ports of [`RegFile`] as a top (block-level tests).
@@ -71,10 +72,6 @@ pub struct RegFile {
     pub any_busy: Signal<Out, Bit>,
     _value: Vec<Bits<32>>,
     _busy: Vec<bool>,
-}
-
-fn many<T: Default>(n: usize) -> Vec<T> {
-    (0..n).map(|_| T::default()).collect()
 }
 
 impl RegFile {
