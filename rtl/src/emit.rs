@@ -154,10 +154,11 @@ fn plain_port_names(name: &str, verilog: &str) -> String {
     format!("{}{}{}", &verilog[..start], body, &verilog[end..])
 }
 
-/// Rewrites rust-hdl's struct-field selects `x[(64'hOFFSET)+:(WIDTH)]` (a 64-bit index, which
-/// Verilator's `-Wall` flags as WIDTH) into the equivalent static part-selects `x[MSB:LSB]`.
+/// Rewrites rust-hdl's constant part-selects `x[(NN'hOFFSET)+:(WIDTH)]` (struct fields and
+/// `get_bits`, whose sized index Verilator's `-Wall` flags as WIDTH) into the equivalent static
+/// part-selects `x[MSB:LSB]`.
 fn static_slices(text: &str) -> String {
-    const OPEN: &str = "[(64'h";
+    const OPEN: &str = "[(";
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find(OPEN) {
@@ -165,7 +166,11 @@ fn static_slices(text: &str) -> String {
         let tail = &rest[at + OPEN.len()..];
         let parsed = tail.find(")+:(").and_then(|mid| {
             let close = tail[mid..].find(")]")? + mid;
-            let offset = u64::from_str_radix(&tail[..mid], 16).ok()?;
+            let (size, hex) = tail[..mid].split_once("'h")?;
+            if size.is_empty() || !size.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let offset = u64::from_str_radix(hex, 16).ok()?;
             let width = tail[mid + 4..close].parse::<u64>().ok()?;
             Some((offset, width, close + 2))
         });
@@ -282,6 +287,8 @@ mod tests {
         let text = "r$d[(64'h0)+:(8)] = r$q[(64'h8)+:(1)] + x[(64'h1f)+:(32)];";
         assert_eq!(static_slices(text), "r$d[7:0] = r$q[8:8] + x[62:31];");
         assert_eq!(static_slices("a[(64'hzz)+:(1)]"), "a[(64'hzz)+:(1)]");
+        assert_eq!(static_slices("y = a[(32'h0)+:(16)];"), "y = a[15:0];");
+        assert_eq!(static_slices("m[(i)+:(2)]"), "m[(i)+:(2)]");
     }
 
     #[test]

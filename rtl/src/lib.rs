@@ -16,11 +16,14 @@
 
 pub mod accumulator;
 pub mod backend;
+pub mod decode_path;
 pub mod emit;
 pub mod fp16_mul;
 pub mod fp32_add;
+pub mod multiplier;
 pub mod reg;
 pub mod reg_file;
+pub mod rlc_decoder;
 pub mod route;
 pub mod widen;
 pub mod wiring;
@@ -40,6 +43,11 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
         max_push,
     );
     Ok(vec![
+        emit(
+            &format!("lacuna_decode_path_{}", arch.name),
+            decode_path::DecodePath::new(arch.chunk_entries() as usize),
+            decode_path::PORTS,
+        )?,
         emit(&format!("lacuna_backend_{}", arch.name), backend::Backend::new(arch), backend::PORTS)?,
         emit(&format!("lacuna_acc_lane_{}", arch.name), lane, accumulator::LANE_PORTS)?,
         emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
