@@ -15,6 +15,7 @@
 //! `docs/synthesis.md`.
 
 pub mod accumulator;
+pub mod act_scan;
 pub mod backend;
 pub mod decode_path;
 pub mod emit;
@@ -49,6 +50,11 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
             decode_path::PORTS,
         )?,
         emit(&format!("lacuna_backend_{}", arch.name), backend::Backend::new(arch), backend::PORTS)?,
+        emit(
+            &format!("lacuna_act_scan_{}", arch.name),
+            act_scan::ActScan::new(c.scan_width as usize, c.activation_queue_depth as usize),
+            act_scan::PORTS,
+        )?,
         emit(&format!("lacuna_acc_lane_{}", arch.name), lane, accumulator::LANE_PORTS)?,
         emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
         emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,
