@@ -66,8 +66,8 @@ fn scan_matches_the_model(preset: &str, seed: u64) {
         rtl.set(pop, popping as u64);
         rtl.eval();
         let k = rtl.get(read_index) as usize;
-        for i in 0..width {
-            rtl.set(read_x[i], x.get(k + i).map_or(0, |v| v.to_bits() as u64));
+        for (i, &port) in read_x.iter().enumerate() {
+            rtl.set(port, x.get(k + i).map_or(0, |v| v.to_bits() as u64));
         }
         rtl.cycle();
         match scan.queue.front() {
