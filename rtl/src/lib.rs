@@ -5,14 +5,17 @@
 //! Verilog for synthesis flows and for Verilator (the `testbench` crate), under a plain module name
 //! and with its documented port list.
 //!
-//! Blocks so far: the datapath's arithmetic, [`fp16_mul::Fp16Mul`] (exact FP16 x FP16 -> FP32)
-//! and [`fp32_add::Fp32Add`] (FP32 add, round to nearest even), and the helper
-//! [`widen::Widen16`].
+//! Blocks so far (status and verification: `docs/rtl.md`): the arithmetic,
+//! [`fp16_mul::Fp16Mul`] (exact FP16 x FP16 -> FP32) and [`fp32_add::Fp32Add`] (FP32 add, round
+//! to nearest even); [`act_scan::ActScan`]; [`rlc_decoder::RlcDecoder`] and
+//! [`multiplier::Multiplier`], wired as [`decode_path::DecodePath`]; [`route::Route`] and the
+//! accumulator lanes [`accumulator::AccLane`] (registers in [`reg_file::RegFile`]), wired as
+//! [`backend::Backend`]; the state element [`reg::Reg`] and the helpers [`widen`], [`wiring`].
 //!
 //! Why rust-hdl (0.46, crates.io): it is the Rust HDL the design card names, it builds on current
-//! Rust, emits synthesizable Verilog-2001 and has its own simulator for small unit tests. Its
-//! limits (16 x 16 multipliers only, 32-bit literals, no concatenation) shape the code: see
-//! `docs/synthesis.md`.
+//! Rust and emits synthesizable Verilog-2001. Its limits (16 x 16 multipliers only, 32-bit
+//! literals, no concatenation, one level of `Vec` indexing in `#[hdl_gen]`) shape the code: see
+//! `docs/rtl.md` and `docs/synthesis.md`. The blocks are simulated with Verilator only.
 
 pub mod accumulator;
 pub mod act_scan;
