@@ -57,6 +57,14 @@ pub enum EmitError {
         /// What was missing.
         what: String,
     },
+    /// The arch asks for more than the RTL's fixed widths hold.
+    #[error("arch `{arch}` does not fit the RTL: {what}")]
+    ArchTooLarge {
+        /// The arch's name.
+        arch: String,
+        /// Which parameter, and the limit.
+        what: String,
+    },
     /// The port table and the Verilog disagree.
     #[error("port table of {name} does not match its Verilog: {what}")]
     PortTable {

@@ -37,6 +37,7 @@ pub use emit::{emit, Direction, EmitError, Module, Port, PortDoc};
 /// Every block that can be emitted as a top module on its own for `arch`, in dependency order
 /// (the datapath units do not depend on the arch).
 pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
+    check_fits(arch)?;
     let c = &arch.core;
     let max_push = (c.lane_queue_depth).min(arch.chunk_entries()) as usize;
     let lane = accumulator::AccLane::new(
@@ -48,18 +49,68 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
     );
     Ok(vec![
         emit(
-            &format!("lacuna_decode_path_{}", arch.name),
+            &format!("lacuna_decode_path_{}", module_suffix(arch)),
             decode_path::DecodePath::new(arch.chunk_entries() as usize),
             decode_path::PORTS,
         )?,
-        emit(&format!("lacuna_backend_{}", arch.name), backend::Backend::new(arch), backend::PORTS)?,
+        emit(&format!("lacuna_backend_{}", module_suffix(arch)), backend::Backend::new(arch), backend::PORTS)?,
         emit(
-            &format!("lacuna_act_scan_{}", arch.name),
+            &format!("lacuna_act_scan_{}", module_suffix(arch)),
             act_scan::ActScan::new(c.scan_width as usize, c.activation_queue_depth as usize),
             act_scan::PORTS,
         )?,
-        emit(&format!("lacuna_acc_lane_{}", arch.name), lane, accumulator::LANE_PORTS)?,
+        emit(&format!("lacuna_acc_lane_{}", module_suffix(arch)), lane, accumulator::LANE_PORTS)?,
         emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
         emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,
     ])
+}
+
+/// The arch's name as a Verilog identifier suffix (anything but letters and digits becomes `_`).
+pub fn module_suffix(arch: &lacuna_spec::Arch) -> String {
+    arch.name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+}
+
+/// The RTL's fixed widths: 8-bit queue counts and entry offsets, 16-bit rows and register
+/// indices. `Arch::validate` allows larger cores than these; they are refused with a clear error.
+fn check_fits(arch: &lacuna_spec::Arch) -> Result<(), EmitError> {
+    let c = &arch.core;
+    let limits = [
+        ("core.lanes * core.entries_per_lane (chunk entries)", arch.chunk_entries(), 127),
+        ("core.lanes * core.acc_regs_per_lane (tile rows)", arch.tile_rows(), 65_536),
+        ("core.acc_regs_per_lane", c.acc_regs_per_lane, 32_768),
+        ("core.lane_queue_depth", c.lane_queue_depth, 64),
+        ("core.activation_queue_depth", c.activation_queue_depth, 127),
+        ("core.scan_width", c.scan_width, 127),
+        ("core.acc_write_ports", c.acc_write_ports, 16),
+    ];
+    for (what, value, max) in limits {
+        if value > max {
+            return Err(EmitError::ArchTooLarge {
+                arch: arch.name.clone(),
+                what: format!("{what} is {value}, the RTL holds at most {max}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_arch_too_large_for_the_rtl_is_refused_with_the_parameter_named() {
+        let mut arch = lacuna_spec::Arch::preset("tiny").unwrap();
+        arch.core.lanes = 64;
+        arch.core.entries_per_lane = 4;
+        let err = blocks(&arch).unwrap_err().to_string();
+        assert!(err.contains("chunk entries) is 256, the RTL holds at most 127"), "{err}");
+    }
+
+    #[test]
+    fn arch_names_become_plain_identifiers() {
+        let mut arch = lacuna_spec::Arch::preset("tiny").unwrap();
+        arch.name = "my arch-2".into();
+        assert_eq!(module_suffix(&arch), "my_arch_2");
+    }
 }
