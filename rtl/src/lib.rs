@@ -18,7 +18,10 @@
 //! `docs/rtl.md` and `docs/synthesis.md`. The blocks are simulated with Verilator only.
 
 pub mod accumulator;
+pub mod act_load;
+pub mod act_path;
 pub mod act_scan;
+pub mod act_sram;
 pub mod backend;
 pub mod decode_path;
 pub mod emit;
@@ -54,6 +57,7 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
             decode_path::PORTS,
         )?,
         emit(&format!("lacuna_backend_{}", module_suffix(arch)), backend::Backend::new(arch), backend::PORTS)?,
+        emit(&format!("lacuna_act_path_{}", module_suffix(arch)), act_path::ActPath::new(arch), act_path::PORTS)?,
         emit(
             &format!("lacuna_act_scan_{}", module_suffix(arch)),
             act_scan::ActScan::new(c.scan_width as usize, c.activation_queue_depth as usize),
