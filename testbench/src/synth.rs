@@ -2,8 +2,8 @@
 //!
 //! [`write_module`] writes a block's modules one per file; [`lint`] runs
 //! `verilator --lint-only -Wall` on them with no warning waived; [`synthesize`] runs Yosys:
-//! `proc; flatten; opt; memory -nomap; check -assert; stat` (memory bits, before memories are
-//! mapped to flip-flops), then, at [`Depth::Full`], `synth -top TOP -flatten; check -assert;
+//! `proc; flatten; stat` (memory bits: arrays before any mapping), `opt; memory -nomap;
+//! check -assert`, then, at [`Depth::Full`], `synth -top TOP -flatten; check -assert;
 //! stat`, and refuses latches. These are what
 //! `lacuna emit-verilog --check` and the test suite run.
 
@@ -113,8 +113,10 @@ pub fn synthesize(module: &str, files: &[PathBuf], work: &Path, depth: Depth) ->
     let after = work.join(format!("{module}.synth.json"));
     let reads: Vec<String> = files.iter().map(|f| format!("read_verilog {};", f.display())).collect();
     // `flatten` before the first `stat`: Yosys 0.23's `stat -json` of a hierarchy is not JSON.
+    // Memory bits are counted right after `proc`, while arrays are still RTLIL memories (later
+    // passes turn them into memory cells, which `stat` does not count as memory bits).
     let structural = format!(
-        "{} hierarchy -check -top {module}; proc; flatten; opt -fast; memory -nomap; check -assert; tee -q -o {} stat -json",
+        "{} hierarchy -check -top {module}; proc; flatten; tee -q -o {} stat -json; opt -fast; memory -nomap; check -assert",
         reads.join(" "),
         before.display()
     );
