@@ -9,32 +9,36 @@
 #include "Vlacuna_fp16_mul.h"
 #include "Vlacuna_fp32_add.h"
 
-extern "C" {
+namespace {
 
-void lacuna_fp16_mul_batch(const uint16_t* a, const uint16_t* b, uint32_t* product, uint8_t* invalid,
-                           size_t n) {
+// Evaluates `Unit` on every operand pair; `read(unit, i)` stores output i.
+template <class Unit, class Operand, class Read>
+void batch(const char* name, const Operand* a, const Operand* b, size_t n, Read read) {
     VerilatedContext context;
-    Vlacuna_fp16_mul unit{&context, "fp16_mul"};
+    Unit unit{&context, name};
     for (size_t i = 0; i < n; ++i) {
         unit.a = a[i];
         unit.b = b[i];
         unit.eval();
-        product[i] = unit.product;
-        invalid[i] = unit.invalid;
+        read(unit, i);
     }
     unit.final();
 }
 
+}  // namespace
+
+extern "C" {
+
+void lacuna_fp16_mul_batch(const uint16_t* a, const uint16_t* b, uint32_t* product, uint8_t* invalid,
+                           size_t n) {
+    batch<Vlacuna_fp16_mul>("fp16_mul", a, b, n, [&](const Vlacuna_fp16_mul& u, size_t i) {
+        product[i] = u.product;
+        invalid[i] = u.invalid;
+    });
+}
+
 void lacuna_fp32_add_batch(const uint32_t* a, const uint32_t* b, uint32_t* sum, size_t n) {
-    VerilatedContext context;
-    Vlacuna_fp32_add unit{&context, "fp32_add"};
-    for (size_t i = 0; i < n; ++i) {
-        unit.a = a[i];
-        unit.b = b[i];
-        unit.eval();
-        sum[i] = unit.sum;
-    }
-    unit.final();
+    batch<Vlacuna_fp32_add>("fp32_add", a, b, n, [&](const Vlacuna_fp32_add& u, size_t i) { sum[i] = u.sum; });
 }
 
 }  // extern "C"
