@@ -122,6 +122,12 @@ impl ColptrFetch {
         (true, None)
     }
 
+    /// The burst the issue phase would ask for: the first missing pointer burst, if any.
+    pub fn wanted(&self) -> Option<u64> {
+        let c = self.cur.as_ref()?;
+        (0..c.n).find(|&i| c.ready[i].is_none()).map(|i| c.bursts[i])
+    }
+
     /// Issue phase: asks for the first missing pointer burst. Returns true when accepted.
     pub fn issue(&mut self, now: u64, mem: &mut Memory) -> bool {
         let Some(c) = self.cur.as_mut() else { return false };

@@ -23,6 +23,7 @@ pub mod act_path;
 pub mod act_scan;
 pub mod act_sram;
 pub mod backend;
+pub mod colptr_fetch;
 pub mod decode_path;
 pub mod emit;
 pub mod fp16_mul;
@@ -63,6 +64,11 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
             act_scan::ActScan::new(c.scan_width as usize, c.activation_queue_depth as usize),
             act_scan::PORTS,
         )?,
+        emit(
+            &format!("lacuna_colptr_fetch_{}", module_suffix(arch)),
+            colptr_fetch::ColptrFetch::new(arch.memory.request_bytes as usize, c.column_queue_depth as usize),
+            colptr_fetch::PORTS,
+        )?,
         emit(&format!("lacuna_acc_lane_{}", module_suffix(arch)), lane, accumulator::LANE_PORTS)?,
         emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
         emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,
@@ -86,6 +92,8 @@ fn check_fits(arch: &lacuna_spec::Arch) -> Result<(), EmitError> {
         ("core.activation_queue_depth", c.activation_queue_depth, 127),
         ("core.scan_width", c.scan_width, 127),
         ("core.acc_write_ports", c.acc_write_ports, 16),
+        ("core.column_queue_depth", c.column_queue_depth, 127),
+        ("memory.request_bytes", arch.memory.request_bytes, 512),
     ];
     for (what, value, max) in limits {
         if value > max {

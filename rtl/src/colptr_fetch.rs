@@ -1,0 +1,598 @@
+//! `colptr_fetch`: reads `colptr[k]` and `colptr[k+1]` of each active column and queues the
+//! column's entry range for chunk_fetch.
+//!
+//! ```text
+//!                   +------------------------ colptr_fetch ------------------------+
+//!  in_valid, ------>| cur: the column whose pointers are awaited (one at a time)   |--> in_pop
+//!  in_marker,       |   bursts b0 = burst(colptr + 4k), b1 = burst(colptr + 4k+4)  |
+//!  in_panel/k/x,    |   each reused from `last` or issued, one per cycle           |--> req_valid, req_addr
+//!  in_colptr, ----->| last: the last pointer burst issued, its address and data    |
+//!  in_entries       |                                                              |--> error, error_start,
+//!  req_ready ------>| check colptr[k] <= colptr[k+1] <= entries, then push         |    error_end
+//!  resp_valid, ---->| column queue (column_queue_depth): (panel, k, x, start, end) |--> head_* , idle, empty
+//!  resp_data[w]     |   and end-of-panel markers; its consumer pops first          |
+//!  out_pop, halt -->|                                                              |
+//!                   +--------------------------------------------------------------+
+//! ```
+//!
+//! Contract (`model::colptr_fetch`, docs/microarchitecture.md "colptr_fetch"): when it holds no
+//! column it takes the activation queue's head (`in_pop`): a marker passes into the column queue
+//! when there is room; a column becomes `cur`, its one or two pointer bursts marked present when
+//! they equal the last burst fetched. The missing bursts are asked for one per cycle
+//! (`req_valid`, first b0); a response (presented the cycle before its data is due, the memory
+//! port's convention) fills the first missing one from the next cycle. When both pointers are
+//! present and the column queue has room (after this cycle's pop), the pair is checked: a bad pair
+//! raises `error` for this cycle (with the pointers); an empty column is dropped; otherwise the
+//! column is queued. A column taken this cycle may complete in the same cycle (both bursts
+//! reused). `halt` (a fault elsewhere, this cycle or earlier) stops the block: nothing taken,
+//! queued or asked for. `in_colptr` and `in_entries` are the pointer array's address and the
+//! entry count of the head's panel (the core's panel table), read when a column is taken.
+
+use crate::reg::Reg;
+use crate::wiring::{constant, index_constants, many};
+use rust_hdl::prelude::*;
+
+/// The ports of [`ColptrFetch`] as a top (block-level co-simulation).
+pub const PORTS: &[crate::emit::PortDoc] = &[
+    ("clock", "clock"),
+    ("reset", "synchronous reset: a new job (no burst kept)"),
+    ("in_valid", "the activation queue is not empty"),
+    ("in_marker", "its head is an end-of-panel marker"),
+    ("in_panel", "the head's panel"),
+    ("in_k", "the head's column"),
+    ("in_x", "the head's activation, FP16"),
+    ("in_colptr", "address of the head panel's column pointers"),
+    ("in_entries", "entries (padded) of the head's panel"),
+    ("out_pop", "chunk_fetch takes the column queue's head this cycle"),
+    ("halt", "a fault: nothing is taken, queued or asked for"),
+    ("req_ready", "the memory port takes colptr_fetch's request this cycle"),
+    ("resp_valid", "colptr_fetch's next response (presented the cycle before its data is due)"),
+    ("resp_data", "its burst, 32-bit word w"),
+    ("in_pop", "the activation queue's head is taken this cycle"),
+    ("req_valid", "a pointer burst is wanted"),
+    ("req_addr", "its address"),
+    ("error", "a column's pointers are malformed (start > end or end > entries), this cycle"),
+    ("error_start", "that column's colptr[k]"),
+    ("error_end", "that column's colptr[k+1]"),
+    ("idle", "no column held (after this cycle)"),
+    ("empty", "the column queue is empty (after this cycle)"),
+    ("head_valid", "the column queue is not empty"),
+    ("head_marker", "its head is an end-of-panel marker"),
+    ("head_panel", "the head's panel"),
+    ("head_k", "the head's column"),
+    ("head_x", "the head's activation, FP16"),
+    ("head_start", "the head's first entry (colptr[k])"),
+    ("head_end", "one past its last entry (colptr[k+1])"),
+];
+
+/// The column-pointer fetch and its column queue.
+#[derive(LogicBlock)]
+pub struct ColptrFetch {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset.
+    pub reset: Signal<In, Bit>,
+    /// Activation queue not empty.
+    pub in_valid: Signal<In, Bit>,
+    /// Its head is a marker.
+    pub in_marker: Signal<In, Bit>,
+    /// Head's panel.
+    pub in_panel: Signal<In, Bits<16>>,
+    /// Head's column.
+    pub in_k: Signal<In, Bits<32>>,
+    /// Head's activation.
+    pub in_x: Signal<In, Bits<16>>,
+    /// Head panel's pointer array address.
+    pub in_colptr: Signal<In, Bits<32>>,
+    /// Head panel's entries.
+    pub in_entries: Signal<In, Bits<32>>,
+    /// Column queue head taken.
+    pub out_pop: Signal<In, Bit>,
+    /// Fault.
+    pub halt: Signal<In, Bit>,
+    /// Request granted.
+    pub req_ready: Signal<In, Bit>,
+    /// Response.
+    pub resp_valid: Signal<In, Bit>,
+    /// Response data.
+    pub resp_data: Vec<Signal<In, Bits<32>>>,
+    /// Activation queue head taken.
+    pub in_pop: Signal<Out, Bit>,
+    /// Request.
+    pub req_valid: Signal<Out, Bit>,
+    /// Request address.
+    pub req_addr: Signal<Out, Bits<32>>,
+    /// Malformed pointers.
+    pub error: Signal<Out, Bit>,
+    /// Their colptr\[k\].
+    pub error_start: Signal<Out, Bits<32>>,
+    /// Their colptr\[k+1\].
+    pub error_end: Signal<Out, Bits<32>>,
+    /// No column held.
+    pub idle: Signal<Out, Bit>,
+    /// Column queue empty.
+    pub empty: Signal<Out, Bit>,
+    /// Column queue not empty.
+    pub head_valid: Signal<Out, Bit>,
+    /// Head is a marker.
+    pub head_marker: Signal<Out, Bit>,
+    /// Head's panel.
+    pub head_panel: Signal<Out, Bits<16>>,
+    /// Head's column.
+    pub head_k: Signal<Out, Bits<32>>,
+    /// Head's activation.
+    pub head_x: Signal<Out, Bits<16>>,
+    /// Head's first entry.
+    pub head_start: Signal<Out, Bits<32>>,
+    /// Head's end.
+    pub head_end: Signal<Out, Bits<32>>,
+    // The column in flight.
+    cur_valid: Reg<Bit>,
+    cur_panel: Reg<Bits<16>>,
+    cur_k: Reg<Bits<32>>,
+    cur_x: Reg<Bits<16>>,
+    cur_entries: Reg<Bits<32>>,
+    cur_b0: Reg<Bits<32>>,
+    cur_b1: Reg<Bits<32>>,
+    cur_two: Reg<Bit>,
+    cur_off0: Reg<Bits<32>>,
+    cur_off1: Reg<Bits<32>>,
+    cur_iss0: Reg<Bit>,
+    cur_iss1: Reg<Bit>,
+    cur_arr0: Reg<Bit>,
+    cur_arr1: Reg<Bit>,
+    cur_start: Reg<Bits<32>>,
+    cur_end: Reg<Bits<32>>,
+    // The last pointer burst asked for, and its data once it arrived.
+    last_valid: Reg<Bit>,
+    last_addr: Reg<Bits<32>>,
+    last_data: Vec<Reg<Bits<32>>>,
+    // The column queue.
+    q_marker: Vec<Reg<Bit>>,
+    q_panel: Vec<Reg<Bits<16>>>,
+    q_k: Vec<Reg<Bits<32>>>,
+    q_x: Vec<Reg<Bits<16>>>,
+    q_start: Vec<Reg<Bits<32>>>,
+    q_end: Vec<Reg<Bits<32>>>,
+    head: Reg<Bits<8>>,
+    count: Reg<Bits<8>>,
+    // This cycle.
+    after_pop: Signal<Local, Bits<8>>,
+    new_head: Signal<Local, Bits<8>>,
+    tail: Signal<Local, Bits<8>>,
+    room: Signal<Local, Bit>,
+    addr: Signal<Local, Bits<32>>,
+    n_valid: Signal<Local, Bit>,
+    n_two: Signal<Local, Bit>,
+    n_off0: Signal<Local, Bits<32>>,
+    n_off1: Signal<Local, Bits<32>>,
+    n_b0: Signal<Local, Bits<32>>,
+    n_b1: Signal<Local, Bits<32>>,
+    n_iss0: Signal<Local, Bit>,
+    n_iss1: Signal<Local, Bit>,
+    n_arr0: Signal<Local, Bit>,
+    n_arr1: Signal<Local, Bit>,
+    n_start: Signal<Local, Bits<32>>,
+    n_end: Signal<Local, Bits<32>>,
+    n_entries: Signal<Local, Bits<32>>,
+    n_panel: Signal<Local, Bits<16>>,
+    n_k: Signal<Local, Bits<32>>,
+    n_x: Signal<Local, Bits<16>>,
+    last_start: Signal<Local, Bits<32>>,
+    last_end: Signal<Local, Bits<32>>,
+    resp_start: Signal<Local, Bits<32>>,
+    resp_end: Signal<Local, Bits<32>>,
+    push_marker: Signal<Local, Bit>,
+    complete: Signal<Local, Bit>,
+    push_column: Signal<Local, Bit>,
+    pushed: Signal<Local, Bit>,
+    word: Vec<Constant<Bits<32>>>,
+    idx8: Vec<Constant<Bits<8>>>,
+    depth: Constant<Bits<8>>,
+    burst_low: Constant<Bits<32>>,
+    burst_high: Constant<Bits<32>>,
+    two32: Constant<Bits<32>>,
+    four32: Constant<Bits<32>>,
+    one8: Constant<Bits<8>>,
+    zero8: Constant<Bits<8>>,
+    zero16: Constant<Bits<16>>,
+    zero32: Constant<Bits<32>>,
+}
+
+impl ColptrFetch {
+    /// A fetch of `burst`-byte pointer bursts (a power of two, 8..=512) with a column queue of
+    /// `depth` (1..=127).
+    pub fn new(burst: usize, depth: usize) -> ColptrFetch {
+        assert!(burst.is_power_of_two() && (8..=512).contains(&burst) && (1..128).contains(&depth));
+        let words = burst / 4;
+        ColptrFetch {
+            clock: Default::default(),
+            reset: Default::default(),
+            in_valid: Default::default(),
+            in_marker: Default::default(),
+            in_panel: Default::default(),
+            in_k: Default::default(),
+            in_x: Default::default(),
+            in_colptr: Default::default(),
+            in_entries: Default::default(),
+            out_pop: Default::default(),
+            halt: Default::default(),
+            req_ready: Default::default(),
+            resp_valid: Default::default(),
+            resp_data: many(words),
+            in_pop: Default::default(),
+            req_valid: Default::default(),
+            req_addr: Default::default(),
+            error: Default::default(),
+            error_start: Default::default(),
+            error_end: Default::default(),
+            idle: Default::default(),
+            empty: Default::default(),
+            head_valid: Default::default(),
+            head_marker: Default::default(),
+            head_panel: Default::default(),
+            head_k: Default::default(),
+            head_x: Default::default(),
+            head_start: Default::default(),
+            head_end: Default::default(),
+            cur_valid: Default::default(),
+            cur_panel: Default::default(),
+            cur_k: Default::default(),
+            cur_x: Default::default(),
+            cur_entries: Default::default(),
+            cur_b0: Default::default(),
+            cur_b1: Default::default(),
+            cur_two: Default::default(),
+            cur_off0: Default::default(),
+            cur_off1: Default::default(),
+            cur_iss0: Default::default(),
+            cur_iss1: Default::default(),
+            cur_arr0: Default::default(),
+            cur_arr1: Default::default(),
+            cur_start: Default::default(),
+            cur_end: Default::default(),
+            last_valid: Default::default(),
+            last_addr: Default::default(),
+            last_data: many(words),
+            q_marker: many(depth),
+            q_panel: many(depth),
+            q_k: many(depth),
+            q_x: many(depth),
+            q_start: many(depth),
+            q_end: many(depth),
+            head: Default::default(),
+            count: Default::default(),
+            after_pop: Default::default(),
+            new_head: Default::default(),
+            tail: Default::default(),
+            room: Default::default(),
+            addr: Default::default(),
+            n_valid: Default::default(),
+            n_two: Default::default(),
+            n_off0: Default::default(),
+            n_off1: Default::default(),
+            n_b0: Default::default(),
+            n_b1: Default::default(),
+            n_iss0: Default::default(),
+            n_iss1: Default::default(),
+            n_arr0: Default::default(),
+            n_arr1: Default::default(),
+            n_start: Default::default(),
+            n_end: Default::default(),
+            n_entries: Default::default(),
+            n_panel: Default::default(),
+            n_k: Default::default(),
+            n_x: Default::default(),
+            last_start: Default::default(),
+            last_end: Default::default(),
+            resp_start: Default::default(),
+            resp_end: Default::default(),
+            push_marker: Default::default(),
+            complete: Default::default(),
+            push_column: Default::default(),
+            pushed: Default::default(),
+            word: index_constants(words),
+            idx8: index_constants(depth),
+            depth: constant(depth as u64),
+            burst_low: constant(burst as u64 - 1),
+            burst_high: constant(!(burst as u64 - 1) & 0xffff_ffff),
+            two32: constant(2),
+            four32: constant(4),
+            one8: constant(1),
+            zero8: constant(0),
+            zero16: constant(0),
+            zero32: constant(0),
+        }
+    }
+}
+
+impl Logic for ColptrFetch {
+    #[hdl_gen]
+    fn update(&mut self) {
+        // Every register holds unless assigned below.
+        self.cur_valid.clock.next = self.clock.val();
+        self.cur_valid.reset.next = self.reset.val();
+        self.cur_panel.clock.next = self.clock.val();
+        self.cur_panel.reset.next = self.reset.val();
+        self.cur_k.clock.next = self.clock.val();
+        self.cur_k.reset.next = self.reset.val();
+        self.cur_x.clock.next = self.clock.val();
+        self.cur_x.reset.next = self.reset.val();
+        self.cur_entries.clock.next = self.clock.val();
+        self.cur_entries.reset.next = self.reset.val();
+        self.cur_b0.clock.next = self.clock.val();
+        self.cur_b0.reset.next = self.reset.val();
+        self.cur_b0.d.next = self.cur_b0.q.val();
+        self.cur_b1.clock.next = self.clock.val();
+        self.cur_b1.reset.next = self.reset.val();
+        self.cur_b1.d.next = self.cur_b1.q.val();
+        self.cur_two.clock.next = self.clock.val();
+        self.cur_two.reset.next = self.reset.val();
+        self.cur_off0.clock.next = self.clock.val();
+        self.cur_off0.reset.next = self.reset.val();
+        self.cur_off0.d.next = self.cur_off0.q.val();
+        self.cur_off1.clock.next = self.clock.val();
+        self.cur_off1.reset.next = self.reset.val();
+        self.cur_off1.d.next = self.cur_off1.q.val();
+        self.cur_iss0.clock.next = self.clock.val();
+        self.cur_iss0.reset.next = self.reset.val();
+        self.cur_iss1.clock.next = self.clock.val();
+        self.cur_iss1.reset.next = self.reset.val();
+        self.cur_arr0.clock.next = self.clock.val();
+        self.cur_arr0.reset.next = self.reset.val();
+        self.cur_arr1.clock.next = self.clock.val();
+        self.cur_arr1.reset.next = self.reset.val();
+        self.cur_start.clock.next = self.clock.val();
+        self.cur_start.reset.next = self.reset.val();
+        self.cur_end.clock.next = self.clock.val();
+        self.cur_end.reset.next = self.reset.val();
+        self.last_valid.clock.next = self.clock.val();
+        self.last_valid.reset.next = self.reset.val();
+        self.last_valid.d.next = self.last_valid.q.val();
+        self.last_addr.clock.next = self.clock.val();
+        self.last_addr.reset.next = self.reset.val();
+        self.last_addr.d.next = self.last_addr.q.val();
+        for w in 0..self.last_data.len() {
+            self.last_data[w].clock.next = self.clock.val();
+            self.last_data[w].reset.next = self.reset.val();
+            self.last_data[w].d.next = self.last_data[w].q.val();
+        }
+        self.head.clock.next = self.clock.val();
+        self.head.reset.next = self.reset.val();
+        self.count.clock.next = self.clock.val();
+        self.count.reset.next = self.reset.val();
+        for i in 0..self.q_k.len() {
+            self.q_marker[i].clock.next = self.clock.val();
+            self.q_marker[i].reset.next = self.reset.val();
+            self.q_marker[i].d.next = self.q_marker[i].q.val();
+            self.q_panel[i].clock.next = self.clock.val();
+            self.q_panel[i].reset.next = self.reset.val();
+            self.q_panel[i].d.next = self.q_panel[i].q.val();
+            self.q_k[i].clock.next = self.clock.val();
+            self.q_k[i].reset.next = self.reset.val();
+            self.q_k[i].d.next = self.q_k[i].q.val();
+            self.q_x[i].clock.next = self.clock.val();
+            self.q_x[i].reset.next = self.reset.val();
+            self.q_x[i].d.next = self.q_x[i].q.val();
+            self.q_start[i].clock.next = self.clock.val();
+            self.q_start[i].reset.next = self.reset.val();
+            self.q_start[i].d.next = self.q_start[i].q.val();
+            self.q_end[i].clock.next = self.clock.val();
+            self.q_end[i].reset.next = self.reset.val();
+            self.q_end[i].d.next = self.q_end[i].q.val();
+        }
+
+        // The column queue's head, and the pop that comes first in the cycle.
+        self.head_valid.next = self.count.q.val() != self.zero8.val();
+        self.head_marker.next = false;
+        self.head_panel.next = self.zero16.val();
+        self.head_k.next = self.zero32.val();
+        self.head_x.next = self.zero16.val();
+        self.head_start.next = self.zero32.val();
+        self.head_end.next = self.zero32.val();
+        for i in 0..self.q_k.len() {
+            if self.head.q.val() == self.idx8[i].val() {
+                self.head_marker.next = self.q_marker[i].q.val();
+                self.head_panel.next = self.q_panel[i].q.val();
+                self.head_k.next = self.q_k[i].q.val();
+                self.head_x.next = self.q_x[i].q.val();
+                self.head_start.next = self.q_start[i].q.val();
+                self.head_end.next = self.q_end[i].q.val();
+            }
+        }
+        self.after_pop.next = self.count.q.val();
+        self.new_head.next = self.head.q.val();
+        if self.out_pop.val() && self.head_valid.val() {
+            self.after_pop.next = self.count.q.val() - self.one8.val();
+            self.new_head.next = self.head.q.val() + self.one8.val();
+            if self.new_head.val() == self.depth.val() {
+                self.new_head.next = self.zero8.val();
+            }
+        }
+        self.head.d.next = self.new_head.val();
+        self.tail.next = self.head.q.val() + self.count.q.val();
+        if self.tail.val() >= self.depth.val() {
+            self.tail.next = self.tail.val() - self.depth.val();
+        }
+        self.room.next = self.after_pop.val() < self.depth.val();
+
+        // The head column's bursts and where its pointers lie in them, and the pointers of the
+        // kept burst.
+        self.addr.next = self.in_colptr.val() + (self.in_k.val() << self.two32.val());
+        self.n_b0.next = self.addr.val() & self.burst_high.val();
+        self.n_b1.next = (self.addr.val() + self.four32.val()) & self.burst_high.val();
+        self.n_off0.next = (self.addr.val() & self.burst_low.val()) >> self.two32.val();
+        self.n_off1.next = ((self.addr.val() + self.four32.val()) & self.burst_low.val()) >> self.two32.val();
+        self.last_start.next = self.zero32.val();
+        self.last_end.next = self.zero32.val();
+        for w in 0..self.last_data.len() {
+            if self.n_off0.val() == self.word[w].val() {
+                self.last_start.next = self.last_data[w].q.val();
+            }
+            if self.n_off1.val() == self.word[w].val() {
+                self.last_end.next = self.last_data[w].q.val();
+            }
+        }
+
+        // Take the head when holding nothing: a marker passes, a column becomes `cur`.
+        self.n_valid.next = self.cur_valid.q.val();
+        self.n_panel.next = self.cur_panel.q.val();
+        self.n_k.next = self.cur_k.q.val();
+        self.n_x.next = self.cur_x.q.val();
+        self.n_entries.next = self.cur_entries.q.val();
+        self.n_two.next = self.cur_two.q.val();
+        self.n_iss0.next = self.cur_iss0.q.val();
+        self.n_iss1.next = self.cur_iss1.q.val();
+        self.n_arr0.next = self.cur_arr0.q.val();
+        self.n_arr1.next = self.cur_arr1.q.val();
+        self.n_start.next = self.cur_start.q.val();
+        self.n_end.next = self.cur_end.q.val();
+        self.in_pop.next = false;
+        self.push_marker.next = false;
+        if !self.halt.val() && !self.cur_valid.q.val() && self.in_valid.val() {
+            if self.in_marker.val() {
+                if self.room.val() {
+                    self.push_marker.next = true;
+                    self.in_pop.next = true;
+                }
+            } else {
+                self.in_pop.next = true;
+                self.n_valid.next = true;
+                self.n_panel.next = self.in_panel.val();
+                self.n_k.next = self.in_k.val();
+                self.n_x.next = self.in_x.val();
+                self.n_entries.next = self.in_entries.val();
+                self.n_two.next = self.n_b0.val() != self.n_b1.val();
+                self.n_iss0.next = self.last_valid.q.val() && (self.last_addr.q.val() == self.n_b0.val());
+                self.n_iss1.next =
+                    !self.n_two.val() || (self.last_valid.q.val() && (self.last_addr.q.val() == self.n_b1.val()));
+                self.n_arr0.next = self.n_iss0.val();
+                self.n_arr1.next = self.n_iss1.val();
+                if self.n_iss0.val() {
+                    self.n_start.next = self.last_start.val();
+                    if !self.n_two.val() {
+                        self.n_end.next = self.last_end.val();
+                    }
+                }
+                if self.n_two.val() && self.n_iss1.val() {
+                    self.n_end.next = self.last_end.val();
+                }
+                self.cur_b0.d.next = self.n_b0.val();
+                self.cur_b1.d.next = self.n_b1.val();
+                self.cur_off0.d.next = self.n_off0.val();
+                self.cur_off1.d.next = self.n_off1.val();
+            }
+        }
+
+        // Both pointers here and room: check, then queue the column (or drop an empty one).
+        self.complete.next =
+            !self.halt.val() && self.n_valid.val() && self.n_arr0.val() && self.n_arr1.val() && self.room.val();
+        self.error.next = false;
+        self.push_column.next = false;
+        self.error_start.next = self.n_start.val();
+        self.error_end.next = self.n_end.val();
+        if self.complete.val() {
+            self.n_valid.next = false;
+            if (self.n_start.val() > self.n_end.val()) || (self.n_end.val() > self.n_entries.val()) {
+                self.error.next = true;
+            } else {
+                self.push_column.next = self.n_end.val() > self.n_start.val();
+            }
+        }
+        self.pushed.next = self.push_marker.val() || self.push_column.val();
+        for j in 0..self.q_k.len() {
+            if self.pushed.val() && (self.tail.val() == self.idx8[j].val()) {
+                self.q_marker[j].d.next = self.push_marker.val();
+                self.q_panel[j].d.next = self.in_panel.val();
+                if self.push_column.val() {
+                    self.q_panel[j].d.next = self.n_panel.val();
+                }
+                self.q_k[j].d.next = self.n_k.val();
+                self.q_x[j].d.next = self.n_x.val();
+                self.q_start[j].d.next = self.n_start.val();
+                self.q_end[j].d.next = self.n_end.val();
+            }
+        }
+        self.count.d.next = self.after_pop.val();
+        if self.pushed.val() {
+            self.count.d.next = self.after_pop.val() + self.one8.val();
+        }
+        self.idle.next = !self.n_valid.val();
+        self.empty.next = !self.pushed.val() && (self.after_pop.val() == self.zero8.val());
+
+        // Issue phase: the first missing burst.
+        self.req_valid.next = !self.halt.val() && self.n_valid.val() && !(self.n_iss0.val() && self.n_iss1.val());
+        self.req_addr.next = self.cur_b1.q.val();
+        if !self.n_iss0.val() {
+            self.req_addr.next = self.cur_b0.q.val();
+        }
+        if !self.cur_valid.q.val() {
+            // Taken this cycle: the bursts are not registered yet.
+            self.req_addr.next = self.n_b1.val();
+            if !self.n_iss0.val() {
+                self.req_addr.next = self.n_b0.val();
+            }
+        }
+        if self.req_valid.val() && self.req_ready.val() {
+            if !self.n_iss0.val() {
+                self.n_iss0.next = true;
+            } else {
+                self.n_iss1.next = true;
+            }
+            self.last_valid.d.next = true;
+            self.last_addr.d.next = self.req_addr.val();
+        }
+
+        // A response fills the first missing burst from the next cycle (and is kept as `last`).
+        self.resp_start.next = self.zero32.val();
+        self.resp_end.next = self.zero32.val();
+        for w in 0..self.resp_data.len() {
+            if self.n_off0.val() == self.word[w].val() {
+                self.resp_start.next = self.resp_data[w].val();
+            }
+            if self.n_off1.val() == self.word[w].val() {
+                self.resp_end.next = self.resp_data[w].val();
+            }
+        }
+        if self.cur_valid.q.val() {
+            self.resp_start.next = self.zero32.val();
+            self.resp_end.next = self.zero32.val();
+            for w in 0..self.resp_data.len() {
+                if self.cur_off0.q.val() == self.word[w].val() {
+                    self.resp_start.next = self.resp_data[w].val();
+                }
+                if self.cur_off1.q.val() == self.word[w].val() {
+                    self.resp_end.next = self.resp_data[w].val();
+                }
+            }
+        }
+        if self.resp_valid.val() {
+            for w in 0..self.last_data.len() {
+                self.last_data[w].d.next = self.resp_data[w].val();
+            }
+            if !self.n_arr0.val() {
+                self.n_arr0.next = true;
+                self.n_start.next = self.resp_start.val();
+                if !self.n_two.val() {
+                    self.n_end.next = self.resp_end.val();
+                }
+            } else {
+                self.n_arr1.next = true;
+                self.n_end.next = self.resp_end.val();
+            }
+        }
+
+        self.cur_valid.d.next = self.n_valid.val();
+        self.cur_panel.d.next = self.n_panel.val();
+        self.cur_k.d.next = self.n_k.val();
+        self.cur_x.d.next = self.n_x.val();
+        self.cur_entries.d.next = self.n_entries.val();
+        self.cur_two.d.next = self.n_two.val();
+        self.cur_iss0.d.next = self.n_iss0.val();
+        self.cur_iss1.d.next = self.n_iss1.val();
+        self.cur_arr0.d.next = self.n_arr0.val();
+        self.cur_arr1.d.next = self.n_arr1.val();
+        self.cur_start.d.next = self.n_start.val();
+        self.cur_end.d.next = self.n_end.val();
+    }
+}
