@@ -125,6 +125,11 @@ impl ChunkFetch {
         true
     }
 
+    /// The burst the issue phase would ask for: the issuing slice's next missing one, if any.
+    pub fn wanted(&self) -> Option<(Traffic, u64)> {
+        self.issuing.as_ref().and(self.to_issue.front().copied())
+    }
+
     /// Issue phase: asks for the next missing burst. Returns true when accepted.
     pub fn issue(&mut self, now: u64, mem: &mut Memory) -> bool {
         let Some(iss) = self.issuing.as_mut() else { return false };

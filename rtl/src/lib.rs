@@ -23,6 +23,7 @@ pub mod act_path;
 pub mod act_scan;
 pub mod act_sram;
 pub mod backend;
+pub mod chunk_fetch;
 pub mod colptr_fetch;
 pub mod decode_path;
 pub mod emit;
@@ -33,6 +34,7 @@ pub mod reg;
 pub mod reg_file;
 pub mod rlc_decoder;
 pub mod route;
+pub mod sram;
 pub mod widen;
 pub mod wiring;
 
@@ -69,6 +71,15 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
             colptr_fetch::ColptrFetch::new(arch.memory.request_bytes as usize, c.column_queue_depth as usize),
             colptr_fetch::PORTS,
         )?,
+        emit(
+            &format!("lacuna_chunk_fetch_{}", module_suffix(arch)),
+            chunk_fetch::ChunkFetch::new(
+                arch.chunk_entries() as usize,
+                arch.memory.request_bytes as usize,
+                c.fetch_buffer_chunks as usize,
+            ),
+            chunk_fetch::PORTS,
+        )?,
         emit(&format!("lacuna_acc_lane_{}", module_suffix(arch)), lane, accumulator::LANE_PORTS)?,
         emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
         emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,
@@ -95,6 +106,16 @@ fn check_fits(arch: &lacuna_spec::Arch) -> Result<(), EmitError> {
         ("core.column_queue_depth", c.column_queue_depth, 127),
         ("memory.request_bytes", arch.memory.request_bytes, 512),
     ];
+    if 2 * arch.chunk_entries() > arch.memory.request_bytes {
+        return Err(EmitError::ArchTooLarge {
+            arch: arch.name.clone(),
+            what: format!(
+                "a chunk's values (2 x {} bytes) must lie in one memory request of {} bytes",
+                arch.chunk_entries(),
+                arch.memory.request_bytes
+            ),
+        });
+    }
     for (what, value, max) in limits {
         if value > max {
             return Err(EmitError::ArchTooLarge {
