@@ -47,7 +47,7 @@ fn main() {
     build
         .cpp(true)
         .std("c++17")
-        .opt_level(2)
+        .opt_level(cpp_opt_level())
         .warnings(false)
         .flag_if_supported("-Wno-unused-parameter")
         .include(root.join("include"))
@@ -75,6 +75,17 @@ fn main() {
     build.file(out.join("models_shim.cpp"));
     build.compile("lacuna_verilated");
     println!("cargo:rustc-cfg=lacuna_verilator");
+}
+
+/// -O1 for the C++ of debug builds (the test suite: it halves the compile time of the models and
+/// the tests run a few million cycles at most), -O2 for release builds (benchmarks, `lacuna cosim`).
+fn cpp_opt_level() -> u32 {
+    println!("cargo:rerun-if-env-changed=PROFILE");
+    if std::env::var("PROFILE").is_ok_and(|p| p == "release") {
+        2
+    } else {
+        1
+    }
 }
 
 /// Verilator's install root, or why there is none.

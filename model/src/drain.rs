@@ -4,7 +4,11 @@
 //! `r*L .. r*L + L`) per cycle, register 0 first, resetting them to +0.0, for `ceil(rows / L)`
 //! cycles; the accumulator issues nothing meanwhile. Each output burst (aligned, `request_bytes`)
 //! is queued for writing once all of the panel's rows in it are read; writes have the memory's
-//! highest priority.
+//! highest priority. The queued bursts wait in a write buffer of one tile's output plus one burst
+//! (`capacity`: `ceil(4 * tile_rows / request_bytes) + 1` bursts); a row whose bursts would not fit
+//! is not read this cycle (drain stalls until writes leave), so the buffer is bounded as the
+//! hardware's must be. It fills only when panels finish faster than the memory takes their writes
+//! (e.g. empty panels back to back on a narrow port).
 
 use crate::accumulator::Accumulator;
 use crate::memory::{Memory, Traffic};
@@ -13,6 +17,7 @@ use std::collections::VecDeque;
 /// The drain unit.
 pub struct Drain {
     lanes: u32,
+    capacity: usize,
     reading: Option<(u32, u32, u32)>,
     buf: Vec<f32>,
     writes: VecDeque<u64>,
@@ -22,10 +27,11 @@ pub struct Drain {
 }
 
 impl Drain {
-    /// A drain for `lanes` lanes.
-    pub fn new(lanes: u32) -> Drain {
+    /// A drain for `lanes` lanes with a write buffer of `capacity` bursts (at least 1).
+    pub fn new(lanes: u32, capacity: usize) -> Drain {
         Drain {
             lanes,
+            capacity: capacity.max(1),
             reading: None,
             buf: vec![0.0; lanes as usize],
             writes: VecDeque::new(),
@@ -54,29 +60,40 @@ impl Drain {
         self.reading = Some((panel, rows, 0));
     }
 
+    /// The write buffer's size in bursts for `arch`: one tile's output, plus one burst.
+    pub fn capacity(arch: &lacuna_spec::Arch) -> usize {
+        (4 * arch.tile_rows() as u64).div_ceil(arch.memory.request_bytes as u64) as usize + 1
+    }
+
     /// One cycle: reads one register row into `y` (panel rows start at `row0`); queues the bursts
-    /// of `[y_base + 4 * row0, ...)` that are complete. Returns true when it read.
+    /// of `[y_base + 4 * row0, ...)` that are complete. Returns true when it read; false when idle
+    /// or when the row's bursts would not fit the write buffer.
     pub fn step(&mut self, acc: &mut Accumulator, y: &mut [f32], row0: usize, y_base: u64, burst: u64) -> bool {
         let Some((panel, rows, r)) = self.reading else { return false };
-        acc.read_out(r, &mut self.buf);
         let l = self.lanes as usize;
         let first = r as usize * l;
+        let done_rows = ((first + l).min(rows as usize)) as u64;
+        let start = y_base + 4 * row0 as u64;
+        let end = start + 4 * rows as u64;
+        let produced = start + 4 * done_rows;
+        // The bursts this row completes: from the first not yet queued, each once all of the
+        // panel's rows in it are read.
+        let from = if r == 0 { start / burst * burst } else { self.next_burst };
+        let mut queued = 0;
+        while from + queued * burst < end && (from + (queued + 1) * burst <= produced || produced == end) {
+            queued += 1;
+        }
+        if self.writes.len() + queued as usize > self.capacity {
+            return false;
+        }
+        acc.read_out(r, &mut self.buf);
         for (i, &v) in self.buf.iter().enumerate() {
             if first + i < rows as usize {
                 y[row0 + first + i] = v;
             }
         }
-        let done_rows = ((first + l).min(rows as usize)) as u64;
-        let start = y_base + 4 * row0 as u64;
-        let end = start + 4 * rows as u64;
-        if r == 0 {
-            self.next_burst = start / burst * burst;
-        }
-        let produced = start + 4 * done_rows;
-        while self.next_burst < end && (self.next_burst + burst <= produced || produced == end) {
-            self.writes.push_back(self.next_burst);
-            self.next_burst += burst;
-        }
+        self.writes.extend((0..queued).map(|i| from + i * burst));
+        self.next_burst = from + queued * burst;
         let next = r + 1;
         self.reading = if (next as u64) * (l as u64) >= rows as u64 { None } else { Some((panel, rows, next)) };
         true
@@ -95,5 +112,41 @@ impl Drain {
             }
             None => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lacuna_spec::arch::MemoryParams;
+
+    #[test]
+    fn drain_stalls_while_its_write_buffer_is_full_and_resumes_when_a_write_leaves() {
+        // 4 lanes, 16-byte bursts: every register row completes one burst; room for two.
+        let mut acc = Accumulator::new(4, 8, 1, 2, 2);
+        let mut drain = Drain::new(4, 2);
+        let mut y = vec![1.0f32; 32];
+        drain.start(0, 32);
+        assert!(drain.step(&mut acc, &mut y, 0, 0, 16));
+        assert!(drain.step(&mut acc, &mut y, 0, 0, 16));
+        assert!(!drain.step(&mut acc, &mut y, 0, 0, 16), "a third burst does not fit");
+        assert_eq!(y[8], 1.0, "the stalled row is not read");
+        let mut mem = Memory::new(&MemoryParams {
+            technology: "test".into(),
+            bytes_per_cycle: 16,
+            latency_cycles: 4,
+            max_outstanding: 4,
+            request_bytes: 16,
+        });
+        assert!(drain.issue(0, &mut mem));
+        assert!(drain.step(&mut acc, &mut y, 0, 0, 16));
+        assert_eq!(y[8], 0.0);
+        assert_eq!(drain.writes.iter().copied().collect::<Vec<_>>(), vec![16, 32]);
+    }
+
+    #[test]
+    fn the_write_buffer_holds_one_tile_of_output_plus_a_burst() {
+        let arch = lacuna_spec::Arch::preset("edge").unwrap();
+        assert_eq!(Drain::capacity(&arch), 4096 * 4 / 64 + 1);
     }
 }
