@@ -29,6 +29,7 @@ pub mod decode_path;
 pub mod emit;
 pub mod fp16_mul;
 pub mod fp32_add;
+pub mod mem_port;
 pub mod multiplier;
 pub mod reg;
 pub mod reg_file;
@@ -80,6 +81,11 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
             ),
             chunk_fetch::PORTS,
         )?,
+        emit(
+            &format!("lacuna_mem_port_{}", module_suffix(arch)),
+            mem_port::MemPort::new(arch.memory.request_bytes as usize, arch.memory.max_outstanding as usize),
+            mem_port::PORTS,
+        )?,
         emit(&format!("lacuna_acc_lane_{}", module_suffix(arch)), lane, accumulator::LANE_PORTS)?,
         emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
         emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,
@@ -104,6 +110,7 @@ fn check_fits(arch: &lacuna_spec::Arch) -> Result<(), EmitError> {
         ("core.scan_width", c.scan_width, 127),
         ("core.acc_write_ports", c.acc_write_ports, 16),
         ("core.column_queue_depth", c.column_queue_depth, 127),
+        ("memory.max_outstanding", arch.memory.max_outstanding, 4096),
         ("memory.request_bytes", arch.memory.request_bytes, 512),
     ];
     if 2 * arch.chunk_entries() > arch.memory.request_bytes {
@@ -114,6 +121,14 @@ fn check_fits(arch: &lacuna_spec::Arch) -> Result<(), EmitError> {
                 arch.chunk_entries(),
                 arch.memory.request_bytes
             ),
+        });
+    }
+    if arch.memory.latency_cycles == 0 {
+        // A response is then due in the cycle its request leaves: the RTL's memory clients and
+        // the port's id FIFO register the request first.
+        return Err(EmitError::ArchTooLarge {
+            arch: arch.name.clone(),
+            what: "memory.latency_cycles is 0, the RTL needs at least 1".into(),
         });
     }
     for (what, value, max) in limits {

@@ -1,0 +1,270 @@
+//! `mem_port`: the one memory port the core's loading and storing blocks share: a fixed-priority
+//! arbiter for requests and an in-order router for responses.
+//!
+//! ```text
+//!                    +---------------------------- mem_port ----------------------------+
+//!  drain_valid/addr/ | grant: the first valid of drain > act > colptr > chunk            |--> mem_req_valid, mem_req_addr,
+//!    data[w] ------->|   (drain writes; the others read)                                 |    mem_req_write, mem_req_data[w]
+//!  act_valid/addr -->|   *_ready = granted and mem_ready                                 |--> drain_ready, act_ready,
+//!  colptr_valid/addr>|                                                                   |    colptr_ready, chunk_ready
+//!  chunk_valid/addr/ | ids: FIFO of the client of every request in flight (written at   |
+//!    runs ---------->|   acceptance, max_outstanding deep)                               |
+//!  mem_ready ------->| mem_resp_valid: the oldest request's response; routed by its id  |--> act_resp, colptr_resp,
+//!  mem_resp_valid -->|   (a write's is dropped)                                          |    chunk_resp, chunk_resp_runs
+//!                    |                                                                   |--> outstanding
+//!                    +-------------------------------------------------------------------+
+//! ```
+//!
+//! Contract (docs/microarchitecture.md "memory", docs/rtl.md "Memory port"): at most one request
+//! per cycle leaves the core, by the model's issue-phase priority; the memory takes it when it
+//! raises `mem_ready` (fewer than `max_outstanding` in flight, one per cycle). Every request, write
+//! or read, gets one response, in order; it is presented the cycle before the request completes
+//! (its data is due), and this block tells its client in the same cycle. `outstanding` counts the
+//! requests accepted and not yet answered, as of the start of the cycle (the model's in-flight
+//! count after its tick).
+
+use crate::reg::Reg;
+use crate::sram::Sram;
+use crate::wiring::{constant, many};
+use rust_hdl::prelude::*;
+
+/// The ports of [`MemPort`] as a top (block-level co-simulation).
+pub const PORTS: &[crate::emit::PortDoc] = &[
+    ("clock", "clock"),
+    ("reset", "synchronous reset: nothing in flight"),
+    ("drain_valid", "drain wants to write a burst"),
+    ("drain_addr", "its address"),
+    ("drain_data", "its data, 32-bit word w"),
+    ("act_valid", "act_load wants a burst of x"),
+    ("act_addr", "its address"),
+    ("colptr_valid", "colptr_fetch wants a pointer burst"),
+    ("colptr_addr", "its address"),
+    ("chunk_valid", "chunk_fetch wants a value or run burst"),
+    ("chunk_addr", "its address"),
+    ("chunk_runs", "it is a run burst"),
+    ("mem_ready", "the memory takes the request this cycle"),
+    ("mem_resp_valid", "the oldest request in flight is answered this cycle (the cycle before it completes)"),
+    ("mem_req_valid", "a request leaves the core"),
+    ("mem_req_addr", "its address"),
+    ("mem_req_write", "it is a write (drain)"),
+    ("mem_req_data", "the written burst, 32-bit word w"),
+    ("drain_ready", "drain's request is taken"),
+    ("act_ready", "act_load's request is taken"),
+    ("colptr_ready", "colptr_fetch's request is taken"),
+    ("chunk_ready", "chunk_fetch's request is taken"),
+    ("act_resp", "the response is act_load's"),
+    ("colptr_resp", "the response is colptr_fetch's"),
+    ("chunk_resp", "the response is chunk_fetch's"),
+    ("chunk_resp_runs", "it is a run burst"),
+    ("outstanding", "requests accepted and not yet answered"),
+];
+
+/// Client ids in the response FIFO.
+const DRAIN: u64 = 0;
+const ACT: u64 = 1;
+const COLPTR: u64 = 2;
+const VALUES: u64 = 3;
+const RUNS: u64 = 4;
+
+/// The memory port arbiter and response router.
+#[derive(LogicBlock)]
+pub struct MemPort {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset.
+    pub reset: Signal<In, Bit>,
+    /// Drain write.
+    pub drain_valid: Signal<In, Bit>,
+    /// Its address.
+    pub drain_addr: Signal<In, Bits<32>>,
+    /// Its data.
+    pub drain_data: Vec<Signal<In, Bits<32>>>,
+    /// act_load read.
+    pub act_valid: Signal<In, Bit>,
+    /// Its address.
+    pub act_addr: Signal<In, Bits<32>>,
+    /// colptr_fetch read.
+    pub colptr_valid: Signal<In, Bit>,
+    /// Its address.
+    pub colptr_addr: Signal<In, Bits<32>>,
+    /// chunk_fetch read.
+    pub chunk_valid: Signal<In, Bit>,
+    /// Its address.
+    pub chunk_addr: Signal<In, Bits<32>>,
+    /// A run burst.
+    pub chunk_runs: Signal<In, Bit>,
+    /// Memory takes the request.
+    pub mem_ready: Signal<In, Bit>,
+    /// Oldest request answered.
+    pub mem_resp_valid: Signal<In, Bit>,
+    /// Request out.
+    pub mem_req_valid: Signal<Out, Bit>,
+    /// Its address.
+    pub mem_req_addr: Signal<Out, Bits<32>>,
+    /// A write.
+    pub mem_req_write: Signal<Out, Bit>,
+    /// Written data.
+    pub mem_req_data: Vec<Signal<Out, Bits<32>>>,
+    /// Drain granted.
+    pub drain_ready: Signal<Out, Bit>,
+    /// act_load granted.
+    pub act_ready: Signal<Out, Bit>,
+    /// colptr_fetch granted.
+    pub colptr_ready: Signal<Out, Bit>,
+    /// chunk_fetch granted.
+    pub chunk_ready: Signal<Out, Bit>,
+    /// Response for act_load.
+    pub act_resp: Signal<Out, Bit>,
+    /// Response for colptr_fetch.
+    pub colptr_resp: Signal<Out, Bit>,
+    /// Response for chunk_fetch.
+    pub chunk_resp: Signal<Out, Bit>,
+    /// A run burst.
+    pub chunk_resp_runs: Signal<Out, Bit>,
+    /// In flight.
+    pub outstanding: Signal<Out, Bits<32>>,
+    ids: Sram<32>,
+    head: Reg<Bits<32>>,
+    count: Reg<Bits<32>>,
+    id: Signal<Local, Bits<32>>,
+    accepted: Signal<Local, Bit>,
+    tail: Signal<Local, Bits<32>>,
+    new_head: Signal<Local, Bits<32>>,
+    depth: Constant<Bits<32>>,
+    one32: Constant<Bits<32>>,
+    zero32: Constant<Bits<32>>,
+    id_drain: Constant<Bits<32>>,
+    id_act: Constant<Bits<32>>,
+    id_colptr: Constant<Bits<32>>,
+    id_values: Constant<Bits<32>>,
+    id_runs: Constant<Bits<32>>,
+}
+
+impl MemPort {
+    /// A port of `burst`-byte requests with up to `max_outstanding` in flight.
+    pub fn new(burst: usize, max_outstanding: usize) -> MemPort {
+        assert!(burst >= 4 && max_outstanding >= 1);
+        MemPort {
+            clock: Default::default(),
+            reset: Default::default(),
+            drain_valid: Default::default(),
+            drain_addr: Default::default(),
+            drain_data: many(burst / 4),
+            act_valid: Default::default(),
+            act_addr: Default::default(),
+            colptr_valid: Default::default(),
+            colptr_addr: Default::default(),
+            chunk_valid: Default::default(),
+            chunk_addr: Default::default(),
+            chunk_runs: Default::default(),
+            mem_ready: Default::default(),
+            mem_resp_valid: Default::default(),
+            mem_req_valid: Default::default(),
+            mem_req_addr: Default::default(),
+            mem_req_write: Default::default(),
+            mem_req_data: many(burst / 4),
+            drain_ready: Default::default(),
+            act_ready: Default::default(),
+            colptr_ready: Default::default(),
+            chunk_ready: Default::default(),
+            act_resp: Default::default(),
+            colptr_resp: Default::default(),
+            chunk_resp: Default::default(),
+            chunk_resp_runs: Default::default(),
+            outstanding: Default::default(),
+            ids: Sram::new(max_outstanding, 1, 32, 1),
+            head: Default::default(),
+            count: Default::default(),
+            id: Default::default(),
+            accepted: Default::default(),
+            tail: Default::default(),
+            new_head: Default::default(),
+            depth: constant(max_outstanding as u64),
+            one32: constant(1),
+            zero32: constant(0),
+            id_drain: constant(DRAIN),
+            id_act: constant(ACT),
+            id_colptr: constant(COLPTR),
+            id_values: constant(VALUES),
+            id_runs: constant(RUNS),
+        }
+    }
+}
+
+impl Logic for MemPort {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.head.clock.next = self.clock.val();
+        self.head.reset.next = self.reset.val();
+        self.count.clock.next = self.clock.val();
+        self.count.reset.next = self.reset.val();
+        self.ids.clock.next = self.clock.val();
+
+        // Grant by priority: drain > act_load > colptr_fetch > chunk_fetch.
+        self.mem_req_valid.next =
+            self.drain_valid.val() || self.act_valid.val() || self.colptr_valid.val() || self.chunk_valid.val();
+        self.mem_req_write.next = self.drain_valid.val();
+        for w in 0..self.drain_data.len() {
+            self.mem_req_data[w].next = self.drain_data[w].val();
+        }
+        self.drain_ready.next = false;
+        self.act_ready.next = false;
+        self.colptr_ready.next = false;
+        self.chunk_ready.next = false;
+        self.mem_req_addr.next = self.chunk_addr.val();
+        self.id.next = self.id_values.val();
+        if self.chunk_runs.val() {
+            self.id.next = self.id_runs.val();
+        }
+        if self.drain_valid.val() {
+            self.mem_req_addr.next = self.drain_addr.val();
+            self.id.next = self.id_drain.val();
+            self.drain_ready.next = self.mem_ready.val();
+        } else if self.act_valid.val() {
+            self.mem_req_addr.next = self.act_addr.val();
+            self.id.next = self.id_act.val();
+            self.act_ready.next = self.mem_ready.val();
+        } else if self.colptr_valid.val() {
+            self.mem_req_addr.next = self.colptr_addr.val();
+            self.id.next = self.id_colptr.val();
+            self.colptr_ready.next = self.mem_ready.val();
+        } else {
+            self.chunk_ready.next = self.chunk_valid.val() && self.mem_ready.val();
+        }
+        self.accepted.next = self.mem_req_valid.val() && self.mem_ready.val();
+
+        // The oldest request's client gets the response.
+        self.ids.rd_row.next = self.head.q.val();
+        self.ids.rd_offset.next = self.zero32.val();
+        self.act_resp.next = self.mem_resp_valid.val() && (self.ids.rd[0].val() == self.id_act.val());
+        self.colptr_resp.next = self.mem_resp_valid.val() && (self.ids.rd[0].val() == self.id_colptr.val());
+        self.chunk_resp_runs.next = self.ids.rd[0].val() == self.id_runs.val();
+        self.chunk_resp.next =
+            self.mem_resp_valid.val() && ((self.ids.rd[0].val() == self.id_values.val()) || self.chunk_resp_runs.val());
+        self.outstanding.next = self.count.q.val();
+
+        // The id FIFO: push at acceptance, pop at the response.
+        self.tail.next = self.head.q.val() + self.count.q.val();
+        if self.tail.val() >= self.depth.val() {
+            self.tail.next = self.tail.val() - self.depth.val();
+        }
+        self.ids.wr_enable.next = self.accepted.val();
+        self.ids.wr_row.next = self.tail.val();
+        self.ids.wr_data[0].next = self.id.val();
+        self.new_head.next = self.head.q.val();
+        if self.mem_resp_valid.val() {
+            self.new_head.next = self.head.q.val() + self.one32.val();
+            if self.new_head.val() == self.depth.val() {
+                self.new_head.next = self.zero32.val();
+            }
+        }
+        self.head.d.next = self.new_head.val();
+        self.count.d.next = self.count.q.val();
+        if self.accepted.val() && !self.mem_resp_valid.val() {
+            self.count.d.next = self.count.q.val() + self.one32.val();
+        }
+        if !self.accepted.val() && self.mem_resp_valid.val() {
+            self.count.d.next = self.count.q.val() - self.one32.val();
+        }
+    }
+}
