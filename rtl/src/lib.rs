@@ -7,7 +7,9 @@
 //!
 //! Blocks so far (status and verification: `docs/rtl.md`): the arithmetic,
 //! [`fp16_mul::Fp16Mul`] (exact FP16 x FP16 -> FP32) and [`fp32_add::Fp32Add`] (FP32 add, round
-//! to nearest even); [`act_scan::ActScan`]; [`rlc_decoder::RlcDecoder`] and
+//! to nearest even); [`act_load::ActLoad`], [`act_sram::ActSram`] and [`act_scan::ActScan`],
+//! wired as [`act_path::ActPath`]; [`colptr_fetch::ColptrFetch`]; [`chunk_fetch::ChunkFetch`]
+//! (the fetch buffer's stores in [`sram::Sram`]); [`mem_port::MemPort`]; [`rlc_decoder::RlcDecoder`] and
 //! [`multiplier::Multiplier`], wired as [`decode_path::DecodePath`]; [`route::Route`] and the
 //! accumulator lanes [`accumulator::AccLane`] (registers in [`reg_file::RegFile`]), wired as
 //! [`backend::Backend`]; the state element [`reg::Reg`] and the helpers [`widen`], [`wiring`].
