@@ -37,7 +37,7 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
     let mut route = Route::new(c.lanes);
     let mut acc =
         Accumulator::new(c.lanes, c.acc_regs_per_lane, c.acc_write_ports, c.acc_add_latency, c.lane_queue_depth);
-    let mut drain = Drain::new(c.lanes, Drain::capacity(arch));
+    let mut drain = Drain::new(c.lanes, arch.drain_buffer_bursts() as usize);
     let panel_layout: &[PanelLayout] = &layout.panels;
     let mut y = vec![0.0f32; job.rows as usize];
     let mut k = Counters { panels: panels as u64, ..Counters::default() };

@@ -5,7 +5,7 @@
 //! cycles; the accumulator issues nothing meanwhile. Each output burst (aligned, `request_bytes`)
 //! is queued for writing once all of the panel's rows in it are read; writes have the memory's
 //! highest priority. The queued bursts wait in a write buffer of one tile's output plus one burst
-//! (`capacity`: `ceil(4 * tile_rows / request_bytes) + 1` bursts); a row whose bursts would not fit
+//! (`capacity`: `Arch::drain_buffer_bursts`, `ceil(4 * tile_rows / request_bytes) + 1` bursts); a row whose bursts would not fit
 //! is not read this cycle (drain stalls until writes leave), so the buffer is bounded as the
 //! hardware's must be. It fills only when panels finish faster than the memory takes their writes
 //! (e.g. empty panels back to back on a narrow port).
@@ -50,6 +50,16 @@ impl Drain {
         self.reading.map(|(p, _, _)| p)
     }
 
+    /// The register row the next step reads, while reading.
+    pub fn row(&self) -> Option<u32> {
+        self.reading.map(|(_, _, r)| r)
+    }
+
+    /// The address of the next write the issue phase offers, if any.
+    pub fn next_write(&self) -> Option<u64> {
+        self.writes.front().copied()
+    }
+
     /// Writes still to issue.
     pub fn writes_pending(&self) -> bool {
         !self.writes.is_empty()
@@ -58,11 +68,6 @@ impl Drain {
     /// Starts reading out panel `panel` of `rows` rows.
     pub fn start(&mut self, panel: u32, rows: u32) {
         self.reading = Some((panel, rows, 0));
-    }
-
-    /// The write buffer's size in bursts for `arch`: one tile's output, plus one burst.
-    pub fn capacity(arch: &lacuna_spec::Arch) -> usize {
-        (4 * arch.tile_rows() as u64).div_ceil(arch.memory.request_bytes as u64) as usize + 1
     }
 
     /// One cycle: reads one register row into `y` (panel rows start at `row0`); queues the bursts
@@ -147,6 +152,6 @@ mod tests {
     #[test]
     fn the_write_buffer_holds_one_tile_of_output_plus_a_burst() {
         let arch = lacuna_spec::Arch::preset("edge").unwrap();
-        assert_eq!(Drain::capacity(&arch), 4096 * 4 / 64 + 1);
+        assert_eq!(arch.drain_buffer_bursts(), 4096 * 4 / 64 + 1);
     }
 }

@@ -612,14 +612,17 @@ impl Logic for ChunkFetch {
         // The slice (or marker) enters the buffer at its tail.
         self.desc8.wr_enable.next = self.push.val();
         self.desc8.wr_row.next = self.tail.val();
+        self.desc8.wr_offset.next = self.zero32.val();
         self.desc8.wr_data[0].next = self.s_meta[0].val()
             + (self.s_meta[4].val() << self.eight32.val())
             + (self.s_meta[5].val() << self.sixteen32.val());
         self.desc16.wr_enable.next = self.push.val();
         self.desc16.wr_row.next = self.tail.val();
+        self.desc16.wr_offset.next = self.zero32.val();
         self.desc16.wr_data[0].next = self.s_meta[1].val() + (self.s_meta[3].val() << self.sixteen32.val());
         self.desc32.wr_enable.next = self.push.val();
         self.desc32.wr_row.next = self.tail.val();
+        self.desc32.wr_offset.next = self.zero32.val();
         self.desc32.wr_data[0].next = self.s_meta[2].val();
         self.desc32.wr_data[1].next = self.s_meta[6].val();
         self.desc32.wr_data[2].next = self.s_meta[7].val();
@@ -645,8 +648,10 @@ impl Logic for ChunkFetch {
         // Responses are written to their store by burst number.
         self.values.wr_enable.next = self.resp_valid.val() && !self.resp_runs.val();
         self.values.wr_row.next = self.arrived_v.q.val() & self.slot_mask.val();
+        self.values.wr_offset.next = self.zero32.val();
         self.runs.wr_enable.next = self.resp_valid.val() && self.resp_runs.val();
         self.runs.wr_row.next = self.arrived_r.q.val() & self.slot_mask.val();
+        self.runs.wr_offset.next = self.zero32.val();
         for w in 0..self.resp_data.len() {
             self.values.wr_data[w].next = self.resp_data[w].val();
         }

@@ -28,6 +28,7 @@ pub mod backend;
 pub mod chunk_fetch;
 pub mod colptr_fetch;
 pub mod decode_path;
+pub mod drain;
 pub mod emit;
 pub mod fp16_mul;
 pub mod fp32_add;
@@ -88,6 +89,15 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
             mem_port::MemPort::new(arch.memory.request_bytes as usize, arch.memory.max_outstanding as usize),
             mem_port::PORTS,
         )?,
+        emit(
+            &format!("lacuna_drain_{}", module_suffix(arch)),
+            drain::Drain::new(
+                c.lanes as usize,
+                arch.memory.request_bytes as usize,
+                arch.drain_buffer_bursts() as usize,
+            ),
+            drain::PORTS,
+        )?,
         emit(&format!("lacuna_acc_lane_{}", module_suffix(arch)), lane, accumulator::LANE_PORTS)?,
         emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
         emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,
@@ -122,6 +132,15 @@ fn check_fits(arch: &lacuna_spec::Arch) -> Result<(), EmitError> {
                 "a chunk's values (2 x {} bytes) must lie in one memory request of {} bytes",
                 arch.chunk_entries(),
                 arch.memory.request_bytes
+            ),
+        });
+    }
+    if 4 * c.lanes > arch.memory.request_bytes {
+        return Err(EmitError::ArchTooLarge {
+            arch: arch.name.clone(),
+            what: format!(
+                "a register row (4 x {} lanes bytes) must fit one memory request of {} bytes",
+                c.lanes, arch.memory.request_bytes
             ),
         });
     }

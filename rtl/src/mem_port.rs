@@ -250,6 +250,7 @@ impl Logic for MemPort {
         }
         self.ids.wr_enable.next = self.accepted.val();
         self.ids.wr_row.next = self.tail.val();
+        self.ids.wr_offset.next = self.zero32.val();
         self.ids.wr_data[0].next = self.id.val();
         self.new_head.next = self.head.q.val();
         if self.mem_resp_valid.val() {

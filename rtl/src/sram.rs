@@ -3,8 +3,9 @@
 //!
 //! ```text
 //!                 +------------------------- sram -------------------------+
-//!  wr_enable ---->| row wr_row, cell i <= bits [i*U +: U] of wr_data words |
-//!  wr_row ------->|   (at the edge; ROWS rows of CELLS cells of U bits)    |
+//!  wr_enable ---->| row wr_row, cell wr_offset + i <= bits [i*U +: U] of   |
+//!  wr_row ------->|   the wr_data words (at the edge; ROWS rows of CELLS   |
+//!  wr_offset ---->|   cells of U bits; a whole row, or WRITE cells of it)  |
 //!  wr_data[w] --->|                                                        |
 //!  rd_row ------->| rd[j] = cell rd_offset + j of row rd_row, zero-extended|--> rd[j] (combinational)
 //!  rd_offset ---->|   (cells past the row's end read 0)                    |
@@ -28,7 +29,9 @@ pub struct Sram<const N: usize> {
     pub wr_enable: Signal<In, Bit>,
     /// The row written.
     pub wr_row: Signal<In, Bits<32>>,
-    /// The row's cells packed into 32-bit words, cell 0 in the low bits of word 0.
+    /// Its first cell written (0 for whole-row writes).
+    pub wr_offset: Signal<In, Bits<32>>,
+    /// The cells written packed into 32-bit words, the first in the low bits of word 0.
     pub wr_data: Vec<Signal<In, Bits<32>>>,
     /// The row read.
     pub rd_row: Signal<In, Bits<32>>,
@@ -39,6 +42,7 @@ pub struct Sram<const N: usize> {
     _rows: usize,
     _cells: usize,
     _cell_bits: usize,
+    _write_cells: usize,
     _mem: Vec<u32>,
 }
 
@@ -46,19 +50,27 @@ impl<const N: usize> Sram<N> {
     /// `rows` rows of `cells` cells of `cell_bits` bits (4, 8, 16 or 32; a row a whole number of
     /// 32-bit words), read `width` cells at a time.
     pub fn new(rows: usize, cells: usize, cell_bits: usize, width: usize) -> Sram<N> {
+        Sram::partial(rows, cells, cell_bits, width, cells)
+    }
+
+    /// The same, written `write_cells` cells at a time from `wr_offset` (a whole number of
+    /// 32-bit words).
+    pub fn partial(rows: usize, cells: usize, cell_bits: usize, width: usize, write_cells: usize) -> Sram<N> {
         assert!(rows >= 1 && cells >= 1 && width >= 1 && [4, 8, 16, 32].contains(&cell_bits));
-        assert!(cell_bits <= N && (cells * cell_bits) % 32 == 0);
+        assert!(cell_bits <= N && (1..=cells).contains(&write_cells) && (write_cells * cell_bits) % 32 == 0);
         Sram {
             clock: Default::default(),
             wr_enable: Default::default(),
             wr_row: Default::default(),
-            wr_data: many(cells * cell_bits / 32),
+            wr_offset: Default::default(),
+            wr_data: many(write_cells * cell_bits / 32),
             rd_row: Default::default(),
             rd_offset: Default::default(),
             rd: many(width),
             _rows: rows,
             _cells: cells,
             _cell_bits: cell_bits,
+            _write_cells: write_cells,
             _mem: vec![0; rows * cells],
         }
     }
@@ -69,11 +81,11 @@ impl<const N: usize> Logic for Sram<N> {
         let (cells, u) = (self._cells, self._cell_bits);
         let mask = if u == 32 { u32::MAX } else { (1u32 << u) - 1 };
         if self.clock.pos_edge() && self.wr_enable.val() {
-            let row = self.wr_row.val().index();
-            if row < self._rows {
-                for i in 0..cells {
+            let (row, offset) = (self.wr_row.val().index(), self.wr_offset.val().index());
+            for i in 0..self._write_cells {
+                if row < self._rows && offset + i < cells {
                     let word = self.wr_data[i * u / 32].val().index() as u32;
-                    self._mem[row * cells + i] = (word >> (i * u % 32)) & mask;
+                    self._mem[row * cells + offset + i] = (word >> (i * u % 32)) & mask;
                 }
             }
         }
@@ -99,8 +111,10 @@ impl<const N: usize> Logic for Sram<N> {
         // Cell addresses as 32-bit sums, compared in full so that every bit of the indices is used.
         v.push_str(&format!("wire [31:0] rd_base = rd_row * 32'd{cells};\n"));
         v.push_str(&format!("wire [31:0] wr_base = wr_row * 32'd{cells};\n"));
-        for i in 0..cells {
-            v.push_str(&format!("wire [31:0] wr_at_{i} = wr_base + 32'd{i};\n"));
+        let wc = self._write_cells;
+        for i in 0..wc {
+            v.push_str(&format!("wire [31:0] wr_cell_{i} = wr_offset + 32'd{i};\n"));
+            v.push_str(&format!("wire [31:0] wr_at_{i} = wr_base + wr_cell_{i};\n"));
         }
         for j in 0..self.rd.len() {
             v.push_str(&format!("wire [31:0] rd_cell_{j} = rd_offset + 32'd{j};\n"));
@@ -119,10 +133,10 @@ impl<const N: usize> Logic for Sram<N> {
         }
         v.push_str("end\n\nalways @(posedge clock) begin\n");
         v.push_str(&format!("    if (wr_enable && wr_row < 32'd{rows}) begin\n"));
-        for i in 0..cells {
+        for i in 0..wc {
             let (w, lo) = (i * u / 32, i * u % 32);
             v.push_str(&format!(
-                "        if (wr_at_{i} < 32'd{n}) mem[wr_at_{i}[{top}:0]] <= wr_data${w}[{}:{lo}];\n",
+                "        if (wr_cell_{i} < 32'd{cells} && wr_at_{i} < 32'd{n}) mem[wr_at_{i}[{top}:0]] <= wr_data${w}[{}:{lo}];\n",
                 lo + u - 1
             ));
         }
