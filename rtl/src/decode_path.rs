@@ -18,6 +18,7 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("in_valid", "the fetch buffer's head slice (or marker) has all its data"),
     ("in_marker", "the head is an end-of-panel marker"),
     ("in_panel", "its panel"),
+    ("in_k", "its column (carried for the fault report)"),
     ("in_first", "the slice is its column's first"),
     ("in_lo", "first entry of the column in the chunk (offset 0..C)"),
     ("in_hi", "one past its last entry in the chunk (offset)"),
@@ -30,6 +31,8 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("in_ready", "the decoder takes the head this cycle"),
     ("overrun", "a slice with an entry past its panel reaches D3 this cycle (error)"),
     ("overrun_row", "the first such row"),
+    ("overrun_panel", "that slice's panel"),
+    ("overrun_k", "that slice's column"),
     ("invalid", "a slice with an Inf or NaN operand enters the multiplier stage (error)"),
     ("empty", "decoder and multiplier hold nothing"),
     ("out_valid", "the multiplier stage holds a token"),
@@ -53,6 +56,8 @@ pub struct DecodePath {
     pub in_marker: Signal<In, Bit>,
     /// Its panel.
     pub in_panel: Signal<In, Bits<16>>,
+    /// Its column.
+    pub in_k: Signal<In, Bits<32>>,
     /// Column's first slice.
     pub in_first: Signal<In, Bit>,
     /// Column start in the chunk.
@@ -77,6 +82,10 @@ pub struct DecodePath {
     pub overrun: Signal<Out, Bit>,
     /// Overrun row.
     pub overrun_row: Signal<Out, Bits<32>>,
+    /// Overrun panel.
+    pub overrun_panel: Signal<Out, Bits<16>>,
+    /// Overrun column.
+    pub overrun_k: Signal<Out, Bits<32>>,
     /// Non-finite operand.
     pub invalid: Signal<Out, Bit>,
     /// Nothing held.
@@ -106,6 +115,7 @@ impl DecodePath {
             in_valid: Default::default(),
             in_marker: Default::default(),
             in_panel: Default::default(),
+            in_k: Default::default(),
             in_first: Default::default(),
             in_lo: Default::default(),
             in_hi: Default::default(),
@@ -118,6 +128,8 @@ impl DecodePath {
             in_ready: Default::default(),
             overrun: Default::default(),
             overrun_row: Default::default(),
+            overrun_panel: Default::default(),
+            overrun_k: Default::default(),
             invalid: Default::default(),
             empty: Default::default(),
             out_valid: Default::default(),
@@ -142,6 +154,7 @@ impl Logic for DecodePath {
         self.dec.in_valid.next = self.in_valid.val();
         self.dec.in_marker.next = self.in_marker.val();
         self.dec.in_panel.next = self.in_panel.val();
+        self.dec.in_k.next = self.in_k.val();
         self.dec.in_first.next = self.in_first.val();
         self.dec.in_lo.next = self.in_lo.val();
         self.dec.in_hi.next = self.in_hi.val();
@@ -167,6 +180,8 @@ impl Logic for DecodePath {
         self.in_ready.next = self.dec.in_ready.val();
         self.overrun.next = self.dec.overrun.val();
         self.overrun_row.next = self.dec.overrun_row.val();
+        self.overrun_panel.next = self.dec.overrun_panel.val();
+        self.overrun_k.next = self.dec.overrun_k.val();
         self.invalid.next = self.mul.invalid.val();
         self.empty.next = self.dec.empty.val() && !self.mul.out_valid.val();
         self.out_valid.next = self.mul.out_valid.val();

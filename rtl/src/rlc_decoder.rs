@@ -44,6 +44,8 @@ pub struct RlcDecoder {
     pub in_marker: Signal<In, Bit>,
     /// Its panel.
     pub in_panel: Signal<In, Bits<16>>,
+    /// Its column (carried for the fault report).
+    pub in_k: Signal<In, Bits<32>>,
     /// The column's first slice.
     pub in_first: Signal<In, Bit>,
     /// First entry of the column in the chunk (offset).
@@ -82,12 +84,17 @@ pub struct RlcDecoder {
     pub overrun: Signal<Out, Bit>,
     /// The first such row.
     pub overrun_row: Signal<Out, Bits<32>>,
+    /// That slice's panel.
+    pub overrun_panel: Signal<Out, Bits<16>>,
+    /// That slice's column.
+    pub overrun_k: Signal<Out, Bits<32>>,
     /// All three stages are empty.
     pub empty: Signal<Out, Bit>,
     // D1
     d1_valid: Reg<Bit>,
     d1_marker: Reg<Bit>,
     d1_panel: Reg<Bits<16>>,
+    d1_k: Reg<Bits<32>>,
     d1_first: Reg<Bit>,
     d1_x: Reg<Bits<16>>,
     d1_rows: Reg<Bits<32>>,
@@ -98,6 +105,7 @@ pub struct RlcDecoder {
     d2_valid: Reg<Bit>,
     d2_marker: Reg<Bit>,
     d2_panel: Reg<Bits<16>>,
+    d2_k: Reg<Bits<32>>,
     d2_x: Reg<Bits<16>>,
     d2_rows: Reg<Bits<32>>,
     d2_base: Reg<Bits<32>>,
@@ -149,6 +157,7 @@ impl RlcDecoder {
             in_valid: Default::default(),
             in_marker: Default::default(),
             in_panel: Default::default(),
+            in_k: Default::default(),
             in_first: Default::default(),
             in_lo: Default::default(),
             in_hi: Default::default(),
@@ -168,10 +177,13 @@ impl RlcDecoder {
             d3_x: Default::default(),
             overrun: Default::default(),
             overrun_row: Default::default(),
+            overrun_panel: Default::default(),
+            overrun_k: Default::default(),
             empty: Default::default(),
             d1_valid: Default::default(),
             d1_marker: Default::default(),
             d1_panel: Default::default(),
+            d1_k: Default::default(),
             d1_first: Default::default(),
             d1_x: Default::default(),
             d1_rows: Default::default(),
@@ -181,6 +193,7 @@ impl RlcDecoder {
             d2_valid: Default::default(),
             d2_marker: Default::default(),
             d2_panel: Default::default(),
+            d2_k: Default::default(),
             d2_x: Default::default(),
             d2_rows: Default::default(),
             d2_base: Default::default(),
@@ -233,6 +246,9 @@ impl Logic for RlcDecoder {
         self.d1_panel.clock.next = self.clock.val();
         self.d1_panel.reset.next = self.reset.val();
         self.d1_panel.d.next = self.d1_panel.q.val();
+        self.d1_k.clock.next = self.clock.val();
+        self.d1_k.reset.next = self.reset.val();
+        self.d1_k.d.next = self.d1_k.q.val();
         self.d1_first.clock.next = self.clock.val();
         self.d1_first.reset.next = self.reset.val();
         self.d1_first.d.next = self.d1_first.q.val();
@@ -250,6 +266,9 @@ impl Logic for RlcDecoder {
         self.d2_panel.clock.next = self.clock.val();
         self.d2_panel.reset.next = self.reset.val();
         self.d2_panel.d.next = self.d2_panel.q.val();
+        self.d2_k.clock.next = self.clock.val();
+        self.d2_k.reset.next = self.reset.val();
+        self.d2_k.d.next = self.d2_k.q.val();
         self.d2_x.clock.next = self.clock.val();
         self.d2_x.reset.next = self.reset.val();
         self.d2_x.d.next = self.d2_x.q.val();
@@ -326,6 +345,8 @@ impl Logic for RlcDecoder {
         // D2 -> D3: rows = base + prefix - 1; entries at or past the panel's rows are dropped,
         // the first of them reported.
         self.found[0].next = false;
+        self.overrun_panel.next = self.d2_panel.q.val();
+        self.overrun_k.next = self.d2_k.q.val();
         self.overrun_row.next = self.zero32.val();
         for e in 0..self.row.len() {
             self.widen[e].narrow.next = self.d2_pre[e].q.val();
@@ -369,6 +390,7 @@ impl Logic for RlcDecoder {
             self.d2_valid.d.next = true;
             self.d2_marker.d.next = self.d1_marker.q.val();
             self.d2_panel.d.next = self.d1_panel.q.val();
+            self.d2_k.d.next = self.d1_k.q.val();
             self.d2_x.d.next = self.d1_x.q.val();
             self.d2_rows.d.next = self.d1_rows.q.val();
             self.d2_base.d.next = self.base.val();
@@ -399,6 +421,7 @@ impl Logic for RlcDecoder {
             self.d1_valid.d.next = true;
             self.d1_marker.d.next = self.in_marker.val();
             self.d1_panel.d.next = self.in_panel.val();
+            self.d1_k.d.next = self.in_k.val();
             self.d1_first.d.next = self.in_first.val();
             self.d1_x.d.next = self.in_x.val();
             self.d1_rows.d.next = self.in_rows.val();

@@ -97,6 +97,7 @@ fn decode_path_matches_the_model(preset: &str, seed: u64) -> bool {
         (p("reset"), p("in_valid"), p("in_marker"), p("in_panel"), p("in_first"));
     let (in_lo, in_hi, in_x, in_rows, out_ready) = (p("in_lo"), p("in_hi"), p("in_x"), p("in_rows"), p("out_ready"));
     let (in_ready, overrun, overrun_row, out_valid) = (p("in_ready"), p("overrun"), p("overrun_row"), p("out_valid"));
+    let (in_k, overrun_panel, overrun_k) = (p("in_k"), p("overrun_panel"), p("overrun_k"));
     let (out_marker, out_panel, invalid) = (p("out_marker"), p("out_panel"), p("invalid"));
     let in_value: Vec<PortId> = (0..c).map(|e| p(&format!("in_value_{e}"))).collect();
     let in_run: Vec<PortId> = (0..c).map(|e| p(&format!("in_run_{e}"))).collect();
@@ -142,6 +143,7 @@ fn decode_path_matches_the_model(preset: &str, seed: u64) -> bool {
                     let r = &raw[s.column.panel as usize];
                     rtl.set(in_marker, 0);
                     rtl.set(in_panel, s.column.panel as u64);
+                    rtl.set(in_k, s.column.k as u64);
                     rtl.set(in_first, s.first as u64);
                     rtl.set(in_lo, s.lo - base as u64);
                     rtl.set(in_hi, s.hi - base as u64);
@@ -183,8 +185,10 @@ fn decode_path_matches_the_model(preset: &str, seed: u64) -> bool {
             }
             delivered += 1;
         }
-        if let Some((_, row)) = over {
+        if let Some((s, row)) = over {
             assert_eq!(rtl.get(overrun_row), row, "{}", at("overrun row"));
+            let got = (rtl.get(overrun_panel), rtl.get(overrun_k));
+            assert_eq!(got, (s.column.panel as u64, s.column.k as u64), "{}", at("overrun slice"));
             assert!(malformed, "{}", at("a well-formed stream overran"));
             return true; // the core stops here (a fault)
         }
