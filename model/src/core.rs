@@ -193,6 +193,8 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
                 acc.next_event(t),
                 Some(acc.last_done()).filter(|&d| d > t),
                 mem.next_free(),
+                // After a fault the job ends when the memory has answered everything.
+                fault.is_some().then(|| mem.last_completion()),
             ];
             if let Some(e) = events.into_iter().flatten().filter(|&e| e > t).min() {
                 next = e;

@@ -220,7 +220,7 @@ pub struct ChunkFetch {
     s_need_r: Signal<Local, Bit>,
     push: Signal<Local, Bit>,
     log_chunk: Constant<Bits<32>>,
-    chunk: Constant<Bits<32>>,
+    chunk_size: Constant<Bits<32>>,
     capacity: Constant<Bits<32>>,
     slot_mask: Constant<Bits<32>>,
     burst_low: Constant<Bits<32>>,
@@ -334,7 +334,7 @@ impl ChunkFetch {
             s_need_r: Default::default(),
             push: Default::default(),
             log_chunk: constant(chunk.trailing_zeros() as u64),
-            chunk: constant(chunk as u64),
+            chunk_size: constant(chunk as u64),
             capacity: constant(capacity as u64),
             slot_mask: constant(slots as u64 - 1),
             burst_low: constant(burst as u64 - 1),
@@ -552,10 +552,10 @@ impl Logic for ChunkFetch {
                 } else {
                     self.s_meta[0].next = self.two32.val();
                 }
-                if (self.jc.val() + self.chunk.val()) >= self.hi_abs.val() {
+                if (self.jc.val() + self.chunk_size.val()) >= self.hi_abs.val() {
                     self.n_col_valid.next = false;
                 } else {
-                    self.hi_abs.next = self.jc.val() + self.chunk.val();
+                    self.hi_abs.next = self.jc.val() + self.chunk_size.val();
                 }
                 self.s_meta[4].next = self.lo_abs.val() - self.jc.val();
                 self.s_meta[5].next = self.hi_abs.val() - self.jc.val();

@@ -54,6 +54,8 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("error", "a column's pointers are malformed (start > end or end > entries), this cycle"),
     ("error_start", "that column's colptr[k]"),
     ("error_end", "that column's colptr[k+1]"),
+    ("error_panel", "that column's panel"),
+    ("error_k", "that column"),
     ("idle", "no column held (after this cycle)"),
     ("empty", "the column queue is empty (after this cycle)"),
     ("head_valid", "the column queue is not empty"),
@@ -108,6 +110,10 @@ pub struct ColptrFetch {
     pub error_start: Signal<Out, Bits<32>>,
     /// Their colptr\[k+1\].
     pub error_end: Signal<Out, Bits<32>>,
+    /// Their panel.
+    pub error_panel: Signal<Out, Bits<16>>,
+    /// Their column.
+    pub error_k: Signal<Out, Bits<32>>,
     /// No column held.
     pub idle: Signal<Out, Bit>,
     /// Column queue empty.
@@ -226,6 +232,8 @@ impl ColptrFetch {
             error: Default::default(),
             error_start: Default::default(),
             error_end: Default::default(),
+            error_panel: Default::default(),
+            error_k: Default::default(),
             idle: Default::default(),
             empty: Default::default(),
             head_valid: Default::default(),
@@ -491,6 +499,8 @@ impl Logic for ColptrFetch {
         self.push_column.next = false;
         self.error_start.next = self.n_start.val();
         self.error_end.next = self.n_end.val();
+        self.error_panel.next = self.n_panel.val();
+        self.error_k.next = self.n_k.val();
         if self.complete.val() {
             self.n_valid.next = false;
             if (self.n_start.val() > self.n_end.val()) || (self.n_end.val() > self.n_entries.val()) {

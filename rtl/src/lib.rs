@@ -27,6 +27,7 @@ pub mod act_sram;
 pub mod backend;
 pub mod chunk_fetch;
 pub mod colptr_fetch;
+pub mod core;
 pub mod decode_path;
 pub mod drain;
 pub mod emit;
@@ -58,6 +59,7 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
         max_push,
     );
     Ok(vec![
+        emit(&format!("lacuna_core_{}", module_suffix(arch)), core::Core::new(arch), core::PORTS)?,
         emit(
             &format!("lacuna_decode_path_{}", module_suffix(arch)),
             decode_path::DecodePath::new(arch.chunk_entries() as usize),

@@ -4,6 +4,7 @@
 //! wraps the shim in safe Rust. Where the machine has no Verilator the crate builds without it
 //! ([`verilated::AVAILABLE`] is false) and every RTL call returns [`RtlError::NotBuilt`].
 
+pub mod core_engine;
 pub mod model;
 pub mod synth;
 pub mod verilated;

@@ -93,6 +93,7 @@ fn colptr_fetch_matches_the_model(preset: &str, seed: u64) -> bool {
         (p("out_pop"), p("halt"), p("req_ready"), p("resp_valid"), p("in_pop"), p("req_valid"), p("req_addr"));
     let (error, error_start, error_end, idle, empty) =
         (p("error"), p("error_start"), p("error_end"), p("idle"), p("empty"));
+    let (error_panel, error_k) = (p("error_panel"), p("error_k"));
     let (head_valid, head_marker, head_panel, head_k, head_x, head_start, head_end) =
         (p("head_valid"), p("head_marker"), p("head_panel"), p("head_k"), p("head_x"), p("head_start"), p("head_end"));
     let resp_data: Vec<PortId> = (0..burst as usize / 4).map(|w| p(&format!("resp_data_{w}"))).collect();
@@ -183,6 +184,8 @@ fn colptr_fetch_matches_the_model(preset: &str, seed: u64) -> bool {
         assert_eq!(rtl.get(error) == 1, bad.is_some(), "{}", at("malformed pointers flagged"));
         if let Some(b) = bad {
             assert_eq!((rtl.get(error_start), rtl.get(error_end)), (b.start, b.end), "{}", at("malformed pair"));
+            let got = (rtl.get(error_panel), rtl.get(error_k));
+            assert_eq!(got, (b.panel as u64, b.k as u64), "{}", at("malformed column"));
             faulted = true;
         }
         if !faulted {

@@ -1,0 +1,243 @@
+//! Runs one spMspV job on the Verilated core (`rtl::core::Core`) against a memory with the cycle
+//! model's timing (`model::memory::Memory`): the RTL engine of the three-way agreement.
+//!
+//! The memory image is laid out by `lacuna_spec::job::JobLayout`, as the model's addresses are.
+//! Each cycle the core's request is evaluated first (its valid/address/data do not depend on the
+//! memory's answer), offered to the timing model, and the cycle is then run with `mem_ready` set
+//! accordingly; a request's response is presented in the cycle before it completes. The job's
+//! cycle count is the model's: the later of the cycle after `done` and the last completion.
+
+use crate::model::{PortId, Verilated};
+use crate::RtlError;
+use lacuna_model::memory::{Memory, Traffic};
+use lacuna_model::Job;
+use lacuna_spec::Arch;
+use std::collections::VecDeque;
+
+/// A fault the core reported (its `error_*` outputs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CoreFault {
+    /// `rtl::core::error_code`.
+    pub code: u64,
+    /// Panel.
+    pub panel: u64,
+    /// Column.
+    pub col: u64,
+    /// Row (code 1) or colptr\[k\] (code 2).
+    pub a: u64,
+    /// colptr\[k+1\] (code 2).
+    pub b: u64,
+    /// The cycle the fault was raised.
+    pub cycle: u64,
+}
+
+/// The outcome of one job on the RTL.
+#[derive(Clone, Debug)]
+pub struct CoreRun {
+    /// y as the core wrote it to memory.
+    pub y: Vec<f32>,
+    /// Cycles, counted as the model counts them.
+    pub cycles: u64,
+    /// The cycle `done` was high.
+    pub done_cycle: u64,
+    /// The fault, if any.
+    pub fault: Option<CoreFault>,
+    /// An Inf or NaN was seen.
+    pub invalid: bool,
+}
+
+/// Why a job could not be run on the RTL.
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    /// The Verilated core is missing or lacks a port.
+    #[error(transparent)]
+    Rtl(#[from] RtlError),
+    /// `done` never came.
+    #[error("the RTL core did not finish within {0} cycles")]
+    Timeout(u64),
+    /// The job interface refused the job (code 3).
+    #[error(
+        "the RTL core refused the job (more than 256 panels, panels not filling whole bursts of y, or x too large)"
+    )]
+    Refused,
+}
+
+/// The core's ports, looked up once.
+struct Ports {
+    reset: PortId,
+    cfg: [PortId; 7],
+    table: [PortId; 7],
+    start: PortId,
+    mem_ready: PortId,
+    mem_resp_valid: PortId,
+    mem_resp_data: Vec<PortId>,
+    mem_req_valid: PortId,
+    mem_req_addr: PortId,
+    mem_req_write: PortId,
+    mem_req_data: Vec<PortId>,
+    done: PortId,
+    error: [PortId; 6],
+    invalid: PortId,
+}
+
+/// The memory image of `job` for `arch` (x, every panel's arrays; y zeroed).
+pub fn memory_image(arch: &Arch, job: &Job) -> Vec<u8> {
+    let layout = job.layout(arch);
+    let mut image = vec![0u8; (layout.bytes + arch.memory.request_bytes as u64) as usize];
+    let mut put = |at: u64, bytes: &[u8]| image[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
+    let x: Vec<u8> = job.x.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+    put(layout.x, &x);
+    for (p, pl) in job.panels.iter().zip(&layout.panels) {
+        let values: Vec<u8> = p.values.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+        put(pl.values, &values);
+        put(pl.runs, p.runs);
+        let colptr: Vec<u8> = p.colptr.iter().flat_map(|v| v.to_le_bytes()).collect();
+        put(pl.colptr, &colptr);
+    }
+    image
+}
+
+/// Runs `job` on the Verilated core of `arch`, for at most `max_cycles` cycles.
+pub fn run_core(arch: &Arch, job: &Job, max_cycles: u64) -> Result<CoreRun, CoreError> {
+    let layout = job.layout(arch);
+    let burst = arch.memory.request_bytes as usize;
+    let mut image = memory_image(arch, job);
+    let mut rtl = Verilated::new(&format!("lacuna_core_{}", lacuna_rtl::module_suffix(arch)))?;
+    let p = |n: &str| rtl.port(n);
+    let ports = Ports {
+        reset: p("reset")?,
+        cfg: [p("x_base")?, p("y_base")?, p("cols")?, p("m")?, p("panel_rows")?, p("panels")?, p("threshold")?],
+        table: [
+            p("table_write")?,
+            p("table_index")?,
+            p("table_values")?,
+            p("table_runs")?,
+            p("table_colptr")?,
+            p("table_entries")?,
+            p("table_rows")?,
+        ],
+        start: p("start")?,
+        mem_ready: p("mem_ready")?,
+        mem_resp_valid: p("mem_resp_valid")?,
+        mem_resp_data: (0..burst / 4).map(|w| p(&format!("mem_resp_data_{w}"))).collect::<Result<_, _>>()?,
+        mem_req_valid: p("mem_req_valid")?,
+        mem_req_addr: p("mem_req_addr")?,
+        mem_req_write: p("mem_req_write")?,
+        mem_req_data: (0..burst / 4).map(|w| p(&format!("mem_req_data_{w}"))).collect::<Result<_, _>>()?,
+        done: p("done")?,
+        error: [p("error")?, p("error_code")?, p("error_panel")?, p("error_col")?, p("error_a")?, p("error_b")?],
+        invalid: p("invalid")?,
+    };
+    let _ = p;
+
+    // Reset, the job's registers and its panel table, then start.
+    rtl.set(ports.reset, 1);
+    rtl.cycle();
+    rtl.set(ports.reset, 0);
+    let cfg = [
+        layout.x,
+        layout.y,
+        job.x.len() as u64,
+        job.rows as u64,
+        job.panel_rows as u64,
+        job.panels.len() as u64,
+        job.filter.threshold.to_bits() as u64,
+    ];
+    for (port, value) in ports.cfg.iter().zip(cfg) {
+        rtl.set(*port, value);
+    }
+    for (i, (pd, pl)) in job.panels.iter().zip(&layout.panels).enumerate() {
+        let row = [1, i as u64, pl.values, pl.runs, pl.colptr, pd.entries(), pd.rows as u64];
+        for (port, value) in ports.table.iter().zip(row) {
+            rtl.set(*port, value);
+        }
+        rtl.cycle();
+    }
+    rtl.set(ports.table[0], 0);
+    rtl.set(ports.start, 1);
+    rtl.cycle();
+    rtl.set(ports.start, 0);
+    if rtl.get(ports.done) == 1 {
+        return Err(CoreError::Refused);
+    }
+
+    let mut mem = Memory::new(&arch.memory);
+    // Requests in flight: (completion cycle, address, a write).
+    let mut flight: VecDeque<(u64, u64, bool)> = VecDeque::new();
+    let mut fault: Option<CoreFault> = None;
+    let words = burst / 4;
+    for t in 0..max_cycles {
+        mem.tick(t);
+        let answer = flight.front().copied().filter(|&(done, _, _)| done == t + 1);
+        rtl.set(ports.mem_resp_valid, answer.is_some() as u64);
+        let mut data = vec![0u32; words];
+        if let Some((_, addr, false)) = answer {
+            for (w, d) in data.iter_mut().enumerate() {
+                let at = addr as usize + 4 * w;
+                *d = u32::from_le_bytes(image[at..at + 4].try_into().expect("4 bytes"));
+            }
+        }
+        for (&port, &d) in ports.mem_resp_data.iter().zip(&data) {
+            rtl.set(port, d as u64);
+        }
+        if answer.is_some() {
+            flight.pop_front();
+        }
+        rtl.set(ports.mem_ready, 0);
+        rtl.eval();
+        let mut accepted = false;
+        if rtl.get(ports.mem_req_valid) == 1 {
+            let write = rtl.get(ports.mem_req_write) == 1;
+            let addr = rtl.get(ports.mem_req_addr);
+            let kind = if write { Traffic::Outputs } else { Traffic::Values };
+            if let Some(done) = mem.request(t, kind) {
+                accepted = true;
+                flight.push_back((done, addr, write));
+                if write {
+                    let bytes: Vec<u8> =
+                        ports.mem_req_data.iter().flat_map(|&w| (rtl.get(w) as u32).to_le_bytes()).collect();
+                    let at = addr as usize;
+                    let end = (at + burst).min(image.len());
+                    image[at..end].copy_from_slice(&bytes[..end - at]);
+                }
+            }
+        }
+        rtl.set(ports.mem_ready, accepted as u64);
+        rtl.cycle();
+        if fault.is_none() && rtl.get(ports.error[0]) == 1 {
+            // The error registers show a fault raised in the previous cycle.
+            fault = Some(read_fault(&rtl, &ports, t.saturating_sub(1)));
+        }
+        if rtl.get(ports.done) == 1 {
+            // A fault raised in the last cycle is in the registers after this edge.
+            rtl.eval();
+            if fault.is_none() && rtl.get(ports.error[0]) == 1 {
+                fault = Some(read_fault(&rtl, &ports, t));
+            }
+            let y_at = layout.y as usize;
+            let y = (0..job.rows as usize)
+                .map(|r| f32::from_le_bytes(image[y_at + 4 * r..y_at + 4 * r + 4].try_into().expect("4 bytes")))
+                .collect();
+            return Ok(CoreRun {
+                y,
+                cycles: (t + 1).max(mem.last_completion()),
+                done_cycle: t,
+                fault,
+                invalid: rtl.get(ports.invalid) == 1,
+            });
+        }
+    }
+    Err(CoreError::Timeout(max_cycles))
+}
+
+fn read_fault(rtl: &Verilated, ports: &Ports, cycle: u64) -> CoreFault {
+    let e = &ports.error;
+    CoreFault {
+        code: rtl.get(e[1]),
+        panel: rtl.get(e[2]),
+        col: rtl.get(e[3]),
+        a: rtl.get(e[4]),
+        b: rtl.get(e[5]),
+        cycle,
+    }
+}
