@@ -49,7 +49,7 @@ impl ActLoad {
         if self.next >= self.x_base + self.x_bytes {
             return false;
         }
-        match mem.request(now, Traffic::Activations) {
+        match mem.request_at(now, Traffic::Activations, self.next) {
             Some(done) => {
                 self.next += mem.burst();
                 self.in_flight.push_back((done, self.next - self.x_base));

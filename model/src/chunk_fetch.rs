@@ -134,7 +134,7 @@ impl ChunkFetch {
     pub fn issue(&mut self, now: u64, mem: &mut Memory) -> bool {
         let Some(iss) = self.issuing.as_mut() else { return false };
         let (kind, addr) = *self.to_issue.front().expect("an issuing slice has bursts to issue");
-        let Some(done) = mem.request(now, kind) else { return false };
+        let Some(done) = mem.request_at(now, kind, addr) else { return false };
         iss.ready = iss.ready.max(done);
         match kind {
             Traffic::Values => self.last_values = Some((addr, done)),

@@ -132,7 +132,7 @@ impl ColptrFetch {
     pub fn issue(&mut self, now: u64, mem: &mut Memory) -> bool {
         let Some(c) = self.cur.as_mut() else { return false };
         let Some(i) = (0..c.n).find(|&i| c.ready[i].is_none()) else { return false };
-        match mem.request(now, Traffic::Colptr) {
+        match mem.request_at(now, Traffic::Colptr, c.bursts[i]) {
             Some(done) => {
                 c.ready[i] = Some(done);
                 // The same burst may hold both pointers' halves only when n == 1; nothing to share.

@@ -24,9 +24,18 @@ use lacuna_spec::job::PanelLayout;
 use lacuna_spec::Arch;
 
 /// Runs `job` on `arch`; `skip` enables bulk skipping of idle cycles.
-pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: bool) -> Result<SimResult, SimError> {
+pub fn run(
+    arch: &Arch,
+    job: &Job,
+    layout: &lacuna_spec::job::JobLayout,
+    skip: bool,
+    log: bool,
+) -> Result<SimResult, SimError> {
     let c = &arch.core;
     let mut mem = Memory::new(&arch.memory);
+    if log {
+        mem.log_requests();
+    }
     let panels = job.panels.len() as u32;
     let mut act_load = ActLoad::new(layout.x, 2 * job.x.len() as u64);
     let mut scan = ActScan::new(c.scan_width, c.activation_queue_depth, panels);
@@ -180,7 +189,7 @@ pub fn run(arch: &Arch, job: &Job, layout: &lacuna_spec::job::JobLayout, skip: b
             k.adds = acc.adds();
             k.lane_imbalance_cycles = route.imbalance_cycles;
             k.bytes = mem.bytes;
-            return Ok(SimResult { y, counters: k, fault });
+            return Ok(SimResult { y, counters: k, fault, requests: mem.log.take().unwrap_or_default() });
         }
 
         // Next cycle, or the next event when nothing changed.

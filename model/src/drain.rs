@@ -109,7 +109,7 @@ impl Drain {
         if self.writes.is_empty() {
             return false;
         }
-        match mem.request(now, Traffic::Outputs) {
+        match mem.request_at(now, Traffic::Outputs, self.writes[0]) {
             Some(done) => {
                 self.writes.pop_front();
                 self.last_write_done = self.last_write_done.max(done);

@@ -135,6 +135,8 @@ pub struct SimResult {
     pub counters: Counters,
     /// The malformed stream, if the core found one.
     pub fault: Option<Fault>,
+    /// Every memory request in order (only from `simulate_logged`; empty otherwise).
+    pub requests: Vec<memory::MemRequest>,
 }
 
 /// Why a job could not run.
@@ -179,6 +181,16 @@ pub fn simulate(arch: &Arch, job: &Job) -> Result<SimResult, SimError> {
 
 /// Simulates with bulk skipping on or off (off: every cycle evaluated; for tests).
 pub fn simulate_with(arch: &Arch, job: &Job, skip: bool) -> Result<SimResult, SimError> {
+    run_checked(arch, job, skip, false)
+}
+
+/// Simulates and records every memory request (`SimResult::requests`): the stream the RTL
+/// co-simulation compares first.
+pub fn simulate_logged(arch: &Arch, job: &Job) -> Result<SimResult, SimError> {
+    run_checked(arch, job, true, true)
+}
+
+fn run_checked(arch: &Arch, job: &Job, skip: bool, log: bool) -> Result<SimResult, SimError> {
     if job.panel_rows > arch.tile_rows() || job.panels.iter().any(|p| p.rows > arch.tile_rows()) {
         return Err(SimError::PanelTooTall { panel_rows: job.panel_rows, tile_rows: arch.tile_rows() });
     }
@@ -189,5 +201,5 @@ pub fn simulate_with(arch: &Arch, job: &Job, skip: bool) -> Result<SimResult, Si
         return Err(SimError::ActivationLength { cols: p.colptr.len() as u64 - 1, got: job.x.len() as u64 });
     }
     let layout = job.layout(arch);
-    core::run(arch, job, &layout, skip)
+    core::run(arch, job, &layout, skip, log)
 }

@@ -11,7 +11,7 @@ use lacuna_spec::arch::MemoryParams;
 use std::collections::VecDeque;
 
 /// Who asked, for the byte counters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Traffic {
     /// Activation loads.
     Activations,
@@ -49,6 +49,19 @@ impl ByteCounters {
     }
 }
 
+/// One accepted request, as the memory log records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MemRequest {
+    /// The cycle it was accepted.
+    pub cycle: u64,
+    /// Who asked.
+    pub kind: Traffic,
+    /// The burst's address.
+    pub addr: u64,
+    /// The cycle it completes.
+    pub done: u64,
+}
+
 /// The memory port.
 pub struct Memory {
     burst: u64,
@@ -60,6 +73,8 @@ pub struct Memory {
     accepted_at: Option<u64>,
     /// Bytes moved so far.
     pub bytes: ByteCounters,
+    /// Every accepted request, when logging (`log_requests`).
+    pub log: Option<Vec<MemRequest>>,
 }
 
 impl Memory {
@@ -74,6 +89,7 @@ impl Memory {
             in_flight: VecDeque::new(),
             accepted_at: None,
             bytes: ByteCounters::default(),
+            log: None,
         }
     }
 
@@ -113,6 +129,20 @@ impl Memory {
             Traffic::Values => b.values += self.burst,
             Traffic::Runs => b.runs += self.burst,
             Traffic::Outputs => b.outputs += self.burst,
+        }
+        Some(done)
+    }
+
+    /// Records every accepted request from now on (`log`).
+    pub fn log_requests(&mut self) {
+        self.log.get_or_insert_with(Vec::new);
+    }
+
+    /// `request`, with the burst's address for the log.
+    pub fn request_at(&mut self, now: u64, kind: Traffic, addr: u64) -> Option<u64> {
+        let done = self.request(now, kind)?;
+        if let Some(log) = self.log.as_mut() {
+            log.push(MemRequest { cycle: now, kind, addr, done });
         }
         Some(done)
     }

@@ -98,6 +98,7 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("error_a", "code 1: the row; code 2: colptr[k]"),
     ("error_b", "code 2: colptr[k+1]"),
     ("invalid", "an Inf or NaN product or sum was seen (until the next start)"),
+    ("mem_req_client", "probe: who asks: 0 drain, 1 act_load, 2 colptr_fetch, 3 chunk_fetch values, 4 runs"),
     ("act_loaded", "probe: bytes of x in the activation SRAM"),
     ("drain_panel", "probe: the panel route hands to drain this cycle"),
     ("lane_ports_used", "probe: lane l issued on every write port this cycle"),
@@ -172,6 +173,8 @@ pub struct Core {
     pub error_b: Signal<Out, Bits<32>>,
     /// Inf or NaN seen.
     pub invalid: Signal<Out, Bit>,
+    /// Probe: the requesting client.
+    pub mem_req_client: Signal<Out, Bits<32>>,
     /// Probe: bytes of x loaded.
     pub act_loaded: Signal<Out, Bits<32>>,
     /// Probe: panel handed to drain.
@@ -264,6 +267,7 @@ impl Core {
             error_a: Default::default(),
             error_b: Default::default(),
             invalid: Default::default(),
+            mem_req_client: Default::default(),
             act_loaded: Default::default(),
             drain_panel: Default::default(),
             lane_ports_used: many(c.lanes as usize),
@@ -487,6 +491,7 @@ impl Logic for Core {
         self.mem_req_valid.next = self.port.mem_req_valid.val() && self.run.q.val();
         self.mem_req_addr.next = self.port.mem_req_addr.val();
         self.mem_req_write.next = self.port.mem_req_write.val();
+        self.mem_req_client.next = self.port.req_client.val();
 
         // Faults: the first one is kept.
         self.fault.clock.next = self.clock.val();

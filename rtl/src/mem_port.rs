@@ -57,6 +57,7 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("chunk_resp", "the response is chunk_fetch's"),
     ("chunk_resp_runs", "it is a run burst"),
     ("outstanding", "requests accepted and not yet answered"),
+    ("req_client", "the granted client: 0 drain, 1 act_load, 2 colptr_fetch, 3 chunk values, 4 chunk runs"),
 ];
 
 /// Client ids in the response FIFO.
@@ -123,6 +124,8 @@ pub struct MemPort {
     pub chunk_resp_runs: Signal<Out, Bit>,
     /// In flight.
     pub outstanding: Signal<Out, Bits<32>>,
+    /// The granted client's id.
+    pub req_client: Signal<Out, Bits<32>>,
     ids: Sram<32>,
     head: Reg<Bits<32>>,
     count: Reg<Bits<32>>,
@@ -172,6 +175,7 @@ impl MemPort {
             chunk_resp: Default::default(),
             chunk_resp_runs: Default::default(),
             outstanding: Default::default(),
+            req_client: Default::default(),
             ids: Sram::new(max_outstanding, 1, 32, 1),
             head: Default::default(),
             count: Default::default(),
@@ -232,6 +236,7 @@ impl Logic for MemPort {
             self.chunk_ready.next = self.chunk_valid.val() && self.mem_ready.val();
         }
         self.accepted.next = self.mem_req_valid.val() && self.mem_ready.val();
+        self.req_client.next = self.id.val();
 
         // The oldest request's client gets the response.
         self.ids.rd_row.next = self.head.q.val();

@@ -44,6 +44,8 @@ pub struct CoreRun {
     pub fault: Option<CoreFault>,
     /// An Inf or NaN was seen.
     pub invalid: bool,
+    /// Every memory request accepted, in order.
+    pub requests: Vec<crate::cosim::Request>,
 }
 
 /// Why a job could not be run on the RTL.
@@ -75,6 +77,7 @@ struct Ports {
     mem_req_addr: PortId,
     mem_req_write: PortId,
     mem_req_data: Vec<PortId>,
+    mem_req_client: PortId,
     done: PortId,
     error: [PortId; 6],
     invalid: PortId,
@@ -97,8 +100,29 @@ pub fn memory_image(arch: &Arch, job: &Job) -> Vec<u8> {
     image
 }
 
-/// Runs `job` on the Verilated core of `arch`, for at most `max_cycles` cycles.
-pub fn run_core(arch: &Arch, job: &Job, max_cycles: u64) -> Result<CoreRun, CoreError> {
+/// The signals [`run_core`] records into a waveform, one sample per cycle.
+pub const TRACED: &[(&str, u32)] = &[
+    ("mem_req_valid", 1),
+    ("mem_req_addr", 32),
+    ("mem_req_write", 1),
+    ("mem_req_client", 3),
+    ("mem_ready", 1),
+    ("mem_resp_valid", 1),
+    ("act_loaded", 32),
+    ("drain_panel", 16),
+    ("done", 1),
+    ("error", 1),
+    ("error_code", 8),
+];
+
+/// Runs `job` on the Verilated core of `arch`, for at most `max_cycles` cycles; with `trace`,
+/// records [`TRACED`] every cycle.
+pub fn run_core(
+    arch: &Arch,
+    job: &Job,
+    max_cycles: u64,
+    mut trace: Option<&mut crate::vcd::Vcd>,
+) -> Result<CoreRun, CoreError> {
     let layout = job.layout(arch);
     let burst = arch.memory.request_bytes as usize;
     let mut image = memory_image(arch, job);
@@ -124,10 +148,16 @@ pub fn run_core(arch: &Arch, job: &Job, max_cycles: u64) -> Result<CoreRun, Core
         mem_req_addr: p("mem_req_addr")?,
         mem_req_write: p("mem_req_write")?,
         mem_req_data: (0..burst / 4).map(|w| p(&format!("mem_req_data_{w}"))).collect::<Result<_, _>>()?,
+        mem_req_client: p("mem_req_client")?,
         done: p("done")?,
         error: [p("error")?, p("error_code")?, p("error_panel")?, p("error_col")?, p("error_a")?, p("error_b")?],
         invalid: p("invalid")?,
     };
+    let traced: Vec<PortId> = TRACED
+        .iter()
+        .filter(|(n, _)| !matches!(*n, "mem_ready" | "mem_resp_valid"))
+        .map(|(n, _)| p(n))
+        .collect::<Result<_, _>>()?;
     let _ = p;
 
     // Reset, the job's registers and its panel table, then start.
@@ -165,6 +195,7 @@ pub fn run_core(arch: &Arch, job: &Job, max_cycles: u64) -> Result<CoreRun, Core
     // Requests in flight: (completion cycle, address, a write).
     let mut flight: VecDeque<(u64, u64, bool)> = VecDeque::new();
     let mut fault: Option<CoreFault> = None;
+    let mut requests = Vec::new();
     let words = burst / 4;
     for t in 0..max_cycles {
         mem.tick(t);
@@ -193,6 +224,7 @@ pub fn run_core(arch: &Arch, job: &Job, max_cycles: u64) -> Result<CoreRun, Core
             if let Some(done) = mem.request(t, kind) {
                 accepted = true;
                 flight.push_back((done, addr, write));
+                requests.push(crate::cosim::Request { cycle: t, client: rtl.get(ports.mem_req_client), addr });
                 if write {
                     let bytes: Vec<u8> =
                         ports.mem_req_data.iter().flat_map(|&w| (rtl.get(w) as u32).to_le_bytes()).collect();
@@ -204,6 +236,11 @@ pub fn run_core(arch: &Arch, job: &Job, max_cycles: u64) -> Result<CoreRun, Core
         }
         rtl.set(ports.mem_ready, accepted as u64);
         rtl.cycle();
+        if let Some(vcd) = trace.as_deref_mut() {
+            let v: Vec<u64> = traced.iter().map(|&port| rtl.get(port)).collect();
+            let sample = [&v[..4], &[accepted as u64, answer.is_some() as u64], &v[4..]].concat();
+            vcd.sample(t, sample);
+        }
         if fault.is_none() && rtl.get(ports.error[0]) == 1 {
             // The error registers show a fault raised in the previous cycle.
             fault = Some(read_fault(&rtl, &ports, t.saturating_sub(1)));
@@ -224,6 +261,7 @@ pub fn run_core(arch: &Arch, job: &Job, max_cycles: u64) -> Result<CoreRun, Core
                 done_cycle: t,
                 fault,
                 invalid: rtl.get(ports.invalid) == 1,
+                requests,
             });
         }
     }

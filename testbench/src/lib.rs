@@ -5,8 +5,10 @@
 //! ([`verilated::AVAILABLE`] is false) and every RTL call returns [`RtlError::NotBuilt`].
 
 pub mod core_engine;
+pub mod cosim;
 pub mod model;
 pub mod synth;
+pub mod vcd;
 pub mod verilated;
 
 /// Why the RTL could not be run.
