@@ -32,12 +32,31 @@ fn main() {
             return;
         }
     };
-    // Every block of every preset, each once (the FP units are the same for every arch).
+    // Every block of every preset and of every arch in `archs/` (the co-simulation's extra archs,
+    // e.g. a single lane), each once (the FP units are the same for every arch).
+    println!("cargo:rerun-if-changed=archs");
+    let mut archs: Vec<lacuna_spec::Arch> = lacuna_spec::arch::PRESET_NAMES
+        .iter()
+        .map(|p| lacuna_spec::Arch::preset(p).expect("presets are valid"))
+        .collect();
+    let mut extra: Vec<PathBuf> = std::fs::read_dir("archs")
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect()
+        })
+        .unwrap_or_default();
+    extra.sort();
+    for path in extra {
+        let text = std::fs::read_to_string(&path).expect("reading an arch file");
+        let origin = path.display().to_string();
+        archs.push(lacuna_spec::Arch::from_toml_str(&text, &origin).unwrap_or_else(|e| panic!("{origin}: {e}")));
+    }
+    let presets = lacuna_spec::arch::PRESET_NAMES.len();
     let mut modules: Vec<lacuna_rtl::Module> = Vec::new();
-    for preset in lacuna_spec::arch::PRESET_NAMES {
-        let arch = lacuna_spec::Arch::preset(preset).expect("presets are valid");
-        for m in lacuna_rtl::blocks(&arch).unwrap_or_else(|e| panic!("emitting the RTL: {e}")) {
-            if !modules.iter().any(|x| x.name == m.name) {
+    for (i, arch) in archs.iter().enumerate() {
+        for m in lacuna_rtl::blocks(arch).unwrap_or_else(|e| panic!("emitting the RTL: {e}")) {
+            // Of an extra arch only the core: its blocks are tested on the presets.
+            let wanted = i < presets || m.name.starts_with("lacuna_core_");
+            if wanted && !modules.iter().any(|x| x.name == m.name) {
                 modules.push(m);
             }
         }

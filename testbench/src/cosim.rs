@@ -49,9 +49,16 @@ pub struct Case {
     pub filter: ActivationFilter,
     /// The streams were corrupted on purpose (the golden does not apply).
     pub malformed: bool,
+    /// The archs the case is meant for (all when `None`).
+    pub archs: Option<Vec<String>>,
 }
 
 impl Case {
+    /// Whether the case is meant for `arch`.
+    pub fn applies_to(&self, arch: &Arch) -> bool {
+        self.archs.as_ref().is_none_or(|a| a.iter().any(|n| *n == arch.name))
+    }
+
     /// The job the model and the RTL run.
     pub fn job(&self) -> Job<'_> {
         Job {
@@ -67,7 +74,7 @@ impl Case {
         }
     }
 
-    /// The matrix, when the streams are well-formed RLC-CSC.
+    /// The matrix, when the streams are canonical RLC-CSC (the golden's input).
     pub fn matrix(&self) -> Option<RlcMatrix> {
         if self.malformed {
             return None;
@@ -100,6 +107,7 @@ impl Case {
             x,
             filter,
             malformed: false,
+            archs: None,
         }
     }
 
@@ -160,19 +168,26 @@ impl Case {
         let filter = ActivationFilter { threshold: f16::from_f32(f.threshold) };
         let panel_rows = f.panel_rows.unwrap_or(arch.tile_rows());
         let bad = |why: String| CaseError::Invalid(f.name.clone(), why);
-        match (&f.entries, &f.panels) {
-            (Some(entries), None) => {
+        let mut entries = f.entries.clone().unwrap_or_default();
+        for &(k, first, stride, count, v) in f.stripes.iter().flatten() {
+            entries.extend((0..count).map(|i| (first + i * stride, k, v)));
+        }
+        let archs = f.archs.clone();
+        match (f.entries.is_some() || f.stripes.is_some(), &f.panels) {
+            (true, None) => {
                 let mut dense = DenseMatrix::zeros(f.rows as usize, cols);
-                for &(r, k, v) in entries {
+                for &(r, k, v) in &entries {
                     if r as u32 >= f.rows || k as usize >= cols {
                         return Err(bad(format!("entry ({r}, {k}) outside the {} x {cols} matrix", f.rows)));
                     }
                     dense.set(r as usize, k as usize, f16::from_f32(v));
                 }
                 let m = RlcMatrix::encode(&dense, Some(panel_rows)).map_err(|e| bad(e.to_string()))?;
-                Ok(Case::from_matrix(f.name, &m, x, filter))
+                let mut case = Case::from_matrix(f.name, &m, x, filter);
+                case.archs = archs;
+                Ok(case)
             }
-            (None, Some(panels)) => {
+            (false, Some(panels)) => {
                 let mut out = Vec::new();
                 for p in panels {
                     let mut values: Vec<f16> = p.values.iter().map(|&v| f16::from_f32(v)).collect();
@@ -189,16 +204,52 @@ impl Case {
                     }
                     out.push(PanelArrays { rows: p.rows, values, runs, colptr: p.colptr.clone() });
                 }
-                let case =
-                    Case { name: f.name, rows: f.rows, panel_rows, panels: out, x, filter, malformed: f.malformed };
-                if !case.malformed && case.matrix().is_none() {
-                    return Err(CaseError::Invalid(case.name, "the raw panels are not valid RLC-CSC".into()));
+                let case = Case {
+                    name: f.name,
+                    rows: f.rows,
+                    panel_rows,
+                    panels: out,
+                    x,
+                    filter,
+                    malformed: f.malformed,
+                    archs,
+                };
+                if f.canonical && !case.malformed && case.matrix().is_none() {
+                    return Err(CaseError::Invalid(case.name, "the raw panels are not canonical RLC-CSC".into()));
                 }
                 Ok(case)
             }
-            _ => Err(bad("give either `entries` or `panels`".into())),
+            _ => Err(bad("give either `entries`/`stripes` or `panels`".into())),
         }
     }
+}
+
+/// The named edge cases of `testbench/cases/`, embedded (file name, text).
+pub const NAMED_CASES: &[(&str, &str)] = &[
+    ("all-zero-activations.toml", include_str!("../cases/all-zero-activations.toml")),
+    ("bad-column-pointer.toml", include_str!("../cases/bad-column-pointer.toml")),
+    ("empty-columns.toml", include_str!("../cases/empty-columns.toml")),
+    ("k-equals-1.toml", include_str!("../cases/k-equals-1.toml")),
+    ("largest-tile-edge.toml", include_str!("../cases/largest-tile-edge.toml")),
+    ("largest-tile-tiny.toml", include_str!("../cases/largest-tile-tiny.toml")),
+    ("m-not-multiple-of-lanes.toml", include_str!("../cases/m-not-multiple-of-lanes.toml")),
+    ("padding-only-column.toml", include_str!("../cases/padding-only-column.toml")),
+    ("run-past-panel.toml", include_str!("../cases/run-past-panel.toml")),
+    ("runs-14-15-16-31.toml", include_str!("../cases/runs-14-15-16-31.toml")),
+    ("runs-32.toml", include_str!("../cases/runs-32.toml")),
+    ("single-lane.toml", include_str!("../cases/single-lane.toml")),
+];
+
+/// The named cases meant for `arch`.
+pub fn named_cases(arch: &Arch) -> Result<Vec<Case>, CaseError> {
+    let mut out = Vec::new();
+    for (file, text) in NAMED_CASES {
+        let case = Case::from_toml(arch, text).map_err(|e| CaseError::Invalid(file.to_string(), e.to_string()))?;
+        if case.applies_to(arch) {
+            out.push(case);
+        }
+    }
+    Ok(out)
 }
 
 /// A case data file.
@@ -215,10 +266,22 @@ struct CaseFile {
     threshold: f32,
     /// Nonzeros of W: (row, column, value).
     entries: Option<Vec<(u64, u64, f32)>>,
+    /// More nonzeros: (column, first row, row stride, count, value).
+    stripes: Option<Vec<(u64, u64, u64, u64, f32)>>,
+    /// The archs the case is for (all when absent).
+    archs: Option<Vec<String>>,
     /// Raw panels, for streams the encoder does not produce.
     panels: Option<Vec<RawPanel>>,
     #[serde(default)]
     malformed: bool,
+    /// The raw panels are canonical RLC-CSC (checked); `false` for streams the hardware takes but
+    /// the format's canonical form forbids (no golden then).
+    #[serde(default = "yes")]
+    canonical: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Deserialize)]

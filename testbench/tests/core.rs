@@ -33,3 +33,41 @@ fn the_edge_core_agrees_with_the_model_and_the_golden_on_random_jobs() {
     let faulted = random_jobs_agree("edge", 60);
     assert!(faulted >= 3, "only {faulted} of 60 jobs faulted");
 }
+
+#[test]
+fn every_committed_case_file_is_embedded() {
+    let mut files: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/cases"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".toml"))
+        .collect();
+    files.sort();
+    let embedded: Vec<String> = lacuna_testbench::cosim::NAMED_CASES.iter().map(|(f, _)| f.to_string()).collect();
+    assert_eq!(files, embedded);
+}
+
+#[test]
+fn the_named_edge_cases_agree_three_ways_on_every_arch_they_are_for() {
+    let mut ran = 0;
+    for name in ["tiny", "edge", "tiny1"] {
+        let arch = if name == "tiny1" {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/archs/tiny1.toml");
+            Arch::load(path).unwrap()
+        } else {
+            Arch::preset(name).unwrap()
+        };
+        let rtl = RtlEngine { max_cycles: 1_000_000 };
+        for case in lacuna_testbench::cosim::named_cases(&arch).unwrap() {
+            let rep = check_case(&arch, &case, &rtl);
+            assert!(rep.passed(), "{name} {}: {rep:#?}", case.name);
+            assert_eq!(
+                rep.faulted, case.malformed,
+                "{name} {}: a malformed case faults, a well-formed one does not",
+                case.name
+            );
+            ran += 1;
+        }
+    }
+    // 12 files: 10 on tiny, 9 on edge, 10 on tiny1 (see their `archs`).
+    assert_eq!(ran, 29, "cases run");
+}
