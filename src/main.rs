@@ -38,6 +38,8 @@ enum Command {
     Merge(cmd::merge::Args),
     /// Write the RTL as Verilog for synthesis flows, with a manifest; --check lints and synthesizes it.
     EmitVerilog(cmd::emit_verilog::Args),
+    /// Co-simulate the RTL (Verilator) with the cycle model and the golden references.
+    Cosim(cmd::cosim::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Merge(a) => cmd::merge::run(a),
         Command::EmitVerilog(a) => cmd::emit_verilog::run(a),
+        Command::Cosim(a) => cmd::cosim::run(a),
     };
     match result {
         Ok(code) => code,

@@ -337,3 +337,28 @@ fn emit_verilog_refuses_an_unknown_arch_with_one_clear_line() {
     let o = lacuna(&["emit-verilog", "--arch", "huge", "-o", dir.path().to_str().unwrap()]);
     assert_clean_error(&o, "unknown arch `huge`");
 }
+
+#[test]
+fn cosim_reports_three_way_agreement_as_json() {
+    let o = lacuna(&["cosim", "--arch", "tiny", "--jobs", "30", "--seed", "100", "--json"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(r["random_jobs"], 30);
+    assert_eq!(r["jobs"], 30 + r["named_cases"].as_u64().unwrap());
+    assert_eq!(r["passed"], r["jobs"]);
+    for key in ["mismatches", "cycle_mismatches", "divergences", "golden_mismatches", "dense_violations", "errors"] {
+        assert_eq!(r[key], 0, "{key}");
+    }
+    assert!(r["first_failure"].is_null());
+}
+
+#[test]
+fn cosim_on_an_arch_this_build_has_no_rtl_for_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let arch = dir.path().join("other.toml");
+    let mut a = lacuna_spec::Arch::preset("tiny").unwrap();
+    a.name = "other".into();
+    std::fs::write(&arch, a.to_toml()).unwrap();
+    let o = lacuna(&["cosim", "--arch", arch.to_str().unwrap(), "--jobs", "1"]);
+    assert_clean_error(&o, "no RTL block `lacuna_core_other`");
+}

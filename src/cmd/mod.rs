@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod cosim;
 pub mod emit_verilog;
 pub mod encode;
 pub mod inspect;

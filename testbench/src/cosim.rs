@@ -594,3 +594,62 @@ pub fn check_case(arch: &Arch, case: &Case, rtl: &dyn Engine) -> CaseReport {
 fn bits(y: &[f32]) -> Vec<u32> {
     y.iter().map(|v| v.to_bits()).collect()
 }
+
+/// Reruns `case` on the RTL with a waveform of the core's ports and probes
+/// (`core_engine::TRACED`) and writes it as `DIR/cosim-<arch>-<case>.vcd`.
+pub fn write_waveform(arch: &Arch, case: &Case, dir: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    let mut vcd = crate::vcd::Vcd::new("core", crate::core_engine::TRACED);
+    // A run that fails (a hang) still leaves the cycles it ran in the waveform.
+    let _ = run_core(arch, &case.job(), 5_000_000, Some(&mut vcd));
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("cosim-{}-{}.vcd", lacuna_rtl::module_suffix(arch), case.name));
+    std::fs::write(&path, vcd.to_text())?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(requests: &[(u64, u64, u64)], cycles: u64) -> Outcome {
+        Outcome {
+            y: vec![1.0, 2.0],
+            cycles: Some(cycles),
+            fault: None,
+            requests: requests.iter().map(|&(cycle, client, addr)| Request { cycle, client, addr }).collect(),
+        }
+    }
+
+    #[test]
+    fn the_first_divergence_is_the_first_request_that_differs() {
+        let model = outcome(&[(0, 1, 0), (1, 2, 64), (5, 3, 128)], 40);
+        let rtl = outcome(&[(0, 1, 0), (1, 2, 64), (6, 3, 128)], 41);
+        let d = first_divergence(&rtl, &model).unwrap();
+        assert_eq!((d.cycle, d.block.as_str()), (5, "chunk_fetch"));
+        assert_eq!(d.signal, "mem_req_addr (request 2)");
+        assert!(d.rtl.starts_with("6 @ 0x80") && d.model.starts_with("5 @ 0x80"), "{d:?}");
+    }
+
+    #[test]
+    fn with_equal_requests_the_cycle_count_then_y_are_compared() {
+        let model = outcome(&[(0, 1, 0)], 40);
+        let rtl = outcome(&[(0, 1, 0)], 41);
+        assert_eq!(first_divergence(&rtl, &model).unwrap().signal, "done (cycle count)");
+        let mut rtl = outcome(&[(0, 1, 0)], 40);
+        rtl.y[1] = 2.5;
+        let d = first_divergence(&rtl, &model).unwrap();
+        assert_eq!((d.block.as_str(), d.signal.as_str()), ("drain", "y[1]"));
+        assert!(first_divergence(&model.clone(), &model).is_none());
+    }
+
+    #[test]
+    fn a_case_file_with_an_unknown_key_or_an_entry_outside_the_matrix_is_refused() {
+        let arch = Arch::preset("tiny").unwrap();
+        let err =
+            Case::from_toml(&arch, "name = \"a\"\ndescription = \"\"\nrows = 4\nx = [1.0]\nentries = [[9, 0, 1.0]]\n");
+        assert!(err.unwrap_err().to_string().contains("outside the 4 x 1 matrix"));
+        let err =
+            Case::from_toml(&arch, "name = \"a\"\ndescription = \"\"\nrows = 4\nx = [1.0]\nentries = []\nspeed = 3\n");
+        assert!(err.unwrap_err().to_string().contains("unknown field"));
+    }
+}

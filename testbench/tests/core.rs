@@ -71,3 +71,35 @@ fn the_named_edge_cases_agree_three_ways_on_every_arch_they_are_for() {
     // 12 files: 10 on tiny, 9 on edge, 10 on tiny1 (see their `archs`).
     assert_eq!(ran, 29, "cases run");
 }
+
+/// An RTL engine that moves one memory request a cycle late: what a timing bug looks like.
+struct LateRequest(RtlEngine);
+
+impl lacuna_testbench::cosim::Engine for LateRequest {
+    fn name(&self) -> &'static str {
+        "late-rtl"
+    }
+    fn run(
+        &self,
+        arch: &Arch,
+        case: &Case,
+    ) -> Result<lacuna_testbench::cosim::Outcome, lacuna_testbench::cosim::EngineError> {
+        let mut o = self.0.run(arch, case)?;
+        o.requests[3].cycle += 1;
+        Ok(o)
+    }
+}
+
+#[test]
+fn a_late_request_is_reported_as_the_first_divergence_and_leaves_a_waveform() {
+    let arch = Arch::preset("tiny").unwrap();
+    let case = Case::random(&arch, 7);
+    let rep = check_case(&arch, &case, &LateRequest(RtlEngine { max_cycles: 1_000_000 }));
+    assert!(!rep.passed());
+    let d = rep.divergence.unwrap();
+    assert!(d.signal.contains("request 3"), "{d:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = lacuna_testbench::cosim::write_waveform(&arch, &case, dir.path()).unwrap();
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains("$enddefinitions $end") && text.contains("$var wire 32") && text.contains("\n#1\n"));
+}
