@@ -1,9 +1,9 @@
 //! `lacuna emit-verilog [--arch NAME] -o DIR [--check] [--json]`: the RTL as Verilog for synthesis
 //! flows, one file per module, with a manifest.
 //!
-//! `DIR/manifest.json` records the arch (name and hash), every emitted block (its top module, its
-//! files, its ports with widths and meanings) and, with `--check`, what Verilator lint and Yosys
-//! found (cells, flip-flops, memory bits). `--check` fails on any lint warning, latch or
+//! `DIR/manifest.json` records the arch (name and hash), the core's top module (`top`), every
+//! emitted block (its top module, its files, its ports with widths and meanings) and, with
+//! `--check`, what Verilator lint and Yosys found (cells, flip-flops, memory bits). `--check` fails on any lint warning, latch or
 //! combinational loop.
 
 use crate::table::Table;
@@ -38,6 +38,8 @@ struct Manifest {
     version: u32,
     arch: String,
     arch_hash: String,
+    /// The top module of the whole core (its ports: the job interface and the memory port).
+    top: String,
     blocks: Vec<BlockEntry>,
 }
 
@@ -71,6 +73,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         version: 1,
         arch: arch.name.clone(),
         arch_hash: arch.hash().to_string(),
+        top: format!("lacuna_core_{}", lacuna_rtl::module_suffix(&arch)),
         blocks,
     };
     let text = serde_json::to_string_pretty(&manifest)?;
