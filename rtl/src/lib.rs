@@ -127,11 +127,19 @@ fn check_fits(arch: &lacuna_spec::Arch) -> Result<(), EmitError> {
         ("memory.max_outstanding", arch.memory.max_outstanding, 4096),
         ("memory.request_bytes", arch.memory.request_bytes, 512),
     ];
+    for (what, value, max) in limits {
+        if value > max {
+            return Err(EmitError::ArchTooLarge {
+                arch: arch.name.clone(),
+                what: format!("{what} is {value}, the RTL holds at most {max}"),
+            });
+        }
+    }
     if 2 * arch.chunk_entries() > arch.memory.request_bytes {
         return Err(EmitError::ArchTooLarge {
             arch: arch.name.clone(),
             what: format!(
-                "a chunk's values (2 x {} bytes) must lie in one memory request of {} bytes",
+                "a chunk's values (2 bytes x {} entries) must lie in one memory request of {} bytes",
                 arch.chunk_entries(),
                 arch.memory.request_bytes
             ),
@@ -141,7 +149,7 @@ fn check_fits(arch: &lacuna_spec::Arch) -> Result<(), EmitError> {
         return Err(EmitError::ArchTooLarge {
             arch: arch.name.clone(),
             what: format!(
-                "a register row (4 x {} lanes bytes) must fit one memory request of {} bytes",
+                "a register row (4 bytes x {} lanes) must fit one memory request of {} bytes",
                 c.lanes, arch.memory.request_bytes
             ),
         });
@@ -153,14 +161,6 @@ fn check_fits(arch: &lacuna_spec::Arch) -> Result<(), EmitError> {
             arch: arch.name.clone(),
             what: "memory.latency_cycles is 0, the RTL needs at least 1".into(),
         });
-    }
-    for (what, value, max) in limits {
-        if value > max {
-            return Err(EmitError::ArchTooLarge {
-                arch: arch.name.clone(),
-                what: format!("{what} is {value}, the RTL holds at most {max}"),
-            });
-        }
     }
     Ok(())
 }
@@ -176,6 +176,25 @@ mod tests {
         arch.core.entries_per_lane = 4;
         let err = blocks(&arch).unwrap_err().to_string();
         assert!(err.contains("chunk entries) is 256, the RTL holds at most 127"), "{err}");
+    }
+
+    #[test]
+    fn the_rtl_refuses_a_chunk_or_register_row_spanning_two_bursts_and_a_memory_without_latency() {
+        let refused = |f: &dyn Fn(&mut lacuna_spec::Arch)| {
+            let mut arch = lacuna_spec::Arch::preset("tiny").unwrap();
+            f(&mut arch);
+            arch.validate().unwrap();
+            blocks(&arch).unwrap_err().to_string()
+        };
+        let err = refused(&|a| a.core.entries_per_lane = 4);
+        assert!(err.contains("a chunk's values (2 bytes x 16 entries) must lie in one memory request of 16"), "{err}");
+        let err = refused(&|a| {
+            a.core.lanes = 8;
+            a.core.entries_per_lane = 1;
+        });
+        assert!(err.contains("a register row (4 bytes x 8 lanes) must fit one memory request of 16"), "{err}");
+        let err = refused(&|a| a.memory.latency_cycles = 0);
+        assert!(err.contains("memory.latency_cycles is 0"), "{err}");
     }
 
     #[test]
