@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-log() { printf '\n== %s\n' "$*"; }
+log() { printf '\n== %s (%s)\n' "$*" "$(date +%T)"; }
 
 # Rust: the one toolchain of the machine; rustup only if cargo is missing entirely.
 if ! command -v cargo >/dev/null 2>&1; then
@@ -36,11 +36,14 @@ export LACUNA_REQUIRE_VERILATOR=1
 log "tests (unit, property, conformance, CLI end to end)"
 cargo test --workspace --locked
 
+# The release targets (benchmarks, the CLI) need only the Verilated cores, not every block.
+export LACUNA_VERILATE=cores
 log "benchmarks compile (release; run them with cargo bench)"
 cargo bench --workspace --locked --no-run
 
 log "the README's main jobs, on one small shape (a smoke test of the release path)"
 cargo run --release --locked -- simulate --shape 512x1024 >/dev/null
 cargo run --release --locked -- spmspv --shape 512x1024 --reps 1 >/dev/null
+cargo run --release --locked -- cosim --arch edge --jobs 10 >/dev/null
 
 log "all tests passed"
