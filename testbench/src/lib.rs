@@ -1,8 +1,13 @@
 //! # lacuna-testbench: the RTL under Verilator, beside the cycle model and the golden references
 //!
-//! `build.rs` Verilates every block `lacuna_rtl` emits and links a small C++ shim; [`verilated`]
-//! wraps the shim in safe Rust. Where the machine has no Verilator the crate builds without it
-//! ([`verilated::AVAILABLE`] is false) and every RTL call returns [`RtlError::NotBuilt`].
+//! `build.rs` Verilates every block `lacuna_rtl` emits (for the presets, and the cores of the
+//! archs in `archs/`) and links generated C++ shims; [`model::Verilated`] drives any block cycle by
+//! cycle and [`verilated`] runs the FP units in batches. [`core_engine`] runs a whole job on the
+//! Verilated core against the model's memory timing; [`cosim`] puts the golden, the model and the
+//! RTL behind one `Engine` trait, draws random and named cases and names the first divergence;
+//! [`vcd`] writes waveforms; [`synth`] runs Verilator lint and Yosys. Where the machine has no
+//! Verilator the crate builds without it ([`verilated::AVAILABLE`] is false) and every RTL call
+//! returns [`RtlError::NotBuilt`].
 
 pub mod core_engine;
 pub mod cosim;
