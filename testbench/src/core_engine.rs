@@ -204,8 +204,10 @@ pub fn run_core(
         let mut data = vec![0u32; words];
         if let Some((_, addr, false)) = answer {
             for (w, d) in data.iter_mut().enumerate() {
+                // Outside the image (only a wrong address does that) reads 0: the divergence
+                // report names the request, a panic would not.
                 let at = addr as usize + 4 * w;
-                *d = u32::from_le_bytes(image[at..at + 4].try_into().expect("4 bytes"));
+                *d = image.get(at..at + 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
             }
         }
         for (&port, &d) in ports.mem_resp_data.iter().zip(&data) {
@@ -228,7 +230,7 @@ pub fn run_core(
                 if write {
                     let bytes: Vec<u8> =
                         ports.mem_req_data.iter().flat_map(|&w| (rtl.get(w) as u32).to_le_bytes()).collect();
-                    let at = addr as usize;
+                    let at = (addr as usize).min(image.len());
                     let end = (at + burst).min(image.len());
                     image[at..end].copy_from_slice(&bytes[..end - at]);
                 }
