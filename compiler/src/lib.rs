@@ -5,9 +5,15 @@
 //! row panels ([`encode`]), and the synthetic workloads of the Celty paper ([`workload`]).
 #![warn(missing_docs)]
 
+pub mod checkpoint;
 pub mod encode;
+pub mod forward;
+pub mod gguf;
+pub mod graph;
 pub mod input;
+pub mod models;
 pub mod prune;
+pub mod tokenizer;
 pub mod workload;
 
 pub use encode::{balanced_panel_rows, encode_parallel};

@@ -1,0 +1,122 @@
+//! A real checkpoint in memory: its decode-step graph, its weights as f32 matrices and its
+//! tokenizer, read from a GGUF file.
+//!
+//! Contract: [`Checkpoint::open`] reads the model's shape from the file's own metadata
+//! (`llama.*` keys), builds [`Graph::llama`], and loads every weight the graph names with the
+//! dimensions the graph expects; a missing tensor, a wrong shape, an unsupported architecture or
+//! tensor type is an error naming it. Weights are dequantized to f32 exactly as ggml does
+//! ([`crate::gguf`]), so the golden forward sees the checkpoint's values, not a re-rounding.
+
+use crate::gguf::{GgufError, GgufFile};
+use crate::graph::{Graph, LlamaConfig, WeightId};
+use crate::tokenizer::Tokenizer;
+use std::path::Path;
+
+/// A dense f32 matrix, row-major (one output row after the other).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matrix {
+    /// Rows.
+    pub rows: usize,
+    /// Columns.
+    pub cols: usize,
+    /// `rows * cols` values, row-major.
+    pub data: Vec<f32>,
+}
+
+impl Matrix {
+    /// Row `r`.
+    pub fn row(&self, r: usize) -> &[f32] {
+        &self.data[r * self.cols..(r + 1) * self.cols]
+    }
+}
+
+/// A loaded checkpoint.
+#[derive(Debug)]
+pub struct Checkpoint {
+    /// Where it came from (the file name).
+    pub source: String,
+    /// The checkpoint's `general.name`, if it has one.
+    pub name: String,
+    /// The decode-step graph.
+    pub graph: Graph,
+    /// Weights, by [`WeightId`].
+    pub weights: Vec<Matrix>,
+    /// The tokenizer built from the checkpoint's vocabulary and merges.
+    pub tokenizer: Tokenizer,
+}
+
+impl Checkpoint {
+    /// Reads a GGUF checkpoint of the Llama family.
+    pub fn open(path: &Path) -> Result<Self, GgufError> {
+        let file = GgufFile::open(path)?;
+        Self::from_gguf(&file)
+    }
+
+    /// Builds the checkpoint from a parsed GGUF file.
+    pub fn from_gguf(file: &GgufFile) -> Result<Self, GgufError> {
+        let missing = |message: String| GgufError::Missing { path: file.path.clone(), message };
+        let arch = file.require_str("general.architecture")?;
+        if arch != "llama" {
+            return Err(missing(format!("architecture {arch:?} is not supported (llama only)")));
+        }
+        let get = |key: &str| -> Result<usize, GgufError> { Ok(file.require_u64(&format!("llama.{key}"))? as usize) };
+        let (hidden, heads) = (get("embedding_length")?, get("attention.head_count")?);
+        let kv_heads = match file.metadata.get("llama.attention.head_count_kv") {
+            Some(_) => get("attention.head_count_kv")?,
+            None => heads,
+        };
+        if heads == 0 || kv_heads == 0 || hidden % heads != 0 || heads % kv_heads != 0 {
+            return Err(missing(format!(
+                "attention shape: {heads} heads over {kv_heads} KV heads and hidden size {hidden} do not divide"
+            )));
+        }
+        let head_dim = hidden / heads;
+        if let Some(rope) = file.metadata.get("llama.rope.dimension_count").and_then(|v| v.as_u64()) {
+            if rope as usize != head_dim {
+                return Err(missing(format!("partial RoPE ({rope} of {head_dim} dimensions) is not supported")));
+            }
+        }
+        let vocab = file.tensor("token_embd.weight").map(|t| t.dims.get(1).copied().unwrap_or(0) as usize);
+        let config = LlamaConfig {
+            layers: get("block_count")?,
+            hidden,
+            ffn: get("feed_forward_length")?,
+            heads,
+            kv_heads,
+            head_dim,
+            vocab: vocab.ok_or_else(|| missing("tensor token_embd.weight is missing".into()))?,
+            rms_eps: file.require_f64("llama.attention.layer_norm_rms_epsilon")? as f32,
+            rope_base: match file.metadata.get("llama.rope.freq_base") {
+                Some(_) => file.require_f64("llama.rope.freq_base")? as f32,
+                None => 10_000.0,
+            },
+            context: get("context_length")?,
+            tied_output: file.tensor("output.weight").is_none(),
+        };
+        let graph = Graph::llama(&config);
+        let mut weights: Vec<Matrix> = Vec::with_capacity(graph.weights.len());
+        for (i, w) in graph.weights.iter().enumerate() {
+            let info = file.tensor(&w.tensor).ok_or_else(|| missing(format!("tensor {} is missing", w.tensor)))?;
+            let expected: Vec<u64> = if w.rows == 1 { vec![w.cols as u64] } else { vec![w.cols as u64, w.rows as u64] };
+            if info.dims != expected {
+                return Err(missing(format!(
+                    "tensor {} has dims {:?}, the model's shape needs {:?}",
+                    w.tensor, info.dims, expected
+                )));
+            }
+            // A tied head shares its table: load it once.
+            if let Some(j) = graph.weights[..i].iter().position(|p| p.tensor == w.tensor) {
+                weights.push(weights[j].clone());
+                continue;
+            }
+            weights.push(Matrix { rows: w.rows, cols: w.cols, data: file.dequantize(&w.tensor)? });
+        }
+        let name = file.metadata.get("general.name").and_then(|v| v.as_str()).unwrap_or("unnamed").to_string();
+        Ok(Checkpoint { source: file.path.clone(), name, graph, weights, tokenizer: Tokenizer::from_gguf(file)? })
+    }
+
+    /// The matrix of a weight id.
+    pub fn weight(&self, id: WeightId) -> &Matrix {
+        &self.weights[id.0 as usize]
+    }
+}

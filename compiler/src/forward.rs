@@ -1,0 +1,263 @@
+//! The golden forward pass: one decode step of a [`Graph`] on the CPU in f32, with a KV cache.
+//!
+//! Contract: [`Forward::step`] runs the graph's nodes in order for one token at the next
+//! position and returns the logits; attention appends the step's key and value to each layer's
+//! cache first, so a prompt is fed one token at a time and every later step attends to all
+//! earlier ones. Every linear layer goes through a [`LinearExec`], the seam the compiler's
+//! passes use: [`Dense`] is the plain f32 product; calibration records the inputs, activation
+//! sparsity zeroes them, the hardware path runs them as spMspV jobs. Everything else is f32
+//! arithmetic written out here (RMSNorm, interleaved RoPE as GGUF stores Llama, softmax, SiLU).
+//!
+//! Numerics: products are summed in f32 in blocks of 8 lanes (the order is fixed, so results
+//! are reproducible run to run and across thread counts).
+
+use crate::checkpoint::{Checkpoint, Matrix};
+use crate::graph::{LayerId, LinearKind, NodeId, Op};
+use crate::tokenizer::TokenId;
+use rayon::prelude::*;
+
+/// Why a step could not run.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ForwardError {
+    /// The token id is not in the vocabulary.
+    #[error("token {0} is outside the vocabulary of {1}")]
+    BadToken(u32, usize),
+    /// The context is full.
+    #[error("the context of {0} tokens is full")]
+    ContextFull(usize),
+}
+
+/// Where a linear layer sits, for the executor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinearSite {
+    /// The graph node.
+    pub node: NodeId,
+    /// What it computes.
+    pub kind: LinearKind,
+    /// Its block (none for the LM head).
+    pub layer: Option<LayerId>,
+    /// Position of the token in the sequence.
+    pub position: usize,
+}
+
+/// Runs the linear layers of a step.
+pub trait LinearExec {
+    /// Returns `w x` (or what the executor makes of it) for the layer at `site`.
+    fn linear(&mut self, site: LinearSite, w: &Matrix, x: &[f32]) -> Vec<f32>;
+}
+
+/// The dense f32 product.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dense;
+
+impl LinearExec for Dense {
+    fn linear(&mut self, _: LinearSite, w: &Matrix, x: &[f32]) -> Vec<f32> {
+        matvec(w, x)
+    }
+}
+
+/// `w x` in f32, rows in parallel, each a dot product in 8 lanes then a fixed-order sum.
+pub fn matvec(w: &Matrix, x: &[f32]) -> Vec<f32> {
+    assert_eq!(w.cols, x.len(), "matvec: {} columns, vector of {}", w.cols, x.len());
+    let mut y = vec![0f32; w.rows];
+    y.par_chunks_mut(64).enumerate().for_each(|(c, ys)| {
+        for (i, y) in ys.iter_mut().enumerate() {
+            *y = dot(w.row(c * 64 + i), x);
+        }
+    });
+    y
+}
+
+/// A dot product in 8 lanes (vectorizes), lanes summed pairwise, then the tail.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ca.zip(cb) {
+        for l in 0..8 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+}
+
+/// One layer's cache: keys and values of every position so far, `kv_heads * head_dim` each.
+#[derive(Clone, Debug, Default)]
+struct KvCache {
+    k: Vec<f32>,
+    v: Vec<f32>,
+}
+
+/// A sequence being decoded: the checkpoint, the caches and the next position.
+pub struct Forward<'a> {
+    ckpt: &'a Checkpoint,
+    cache: Vec<KvCache>,
+    position: usize,
+    /// RoPE inverse frequencies, one per pair of a head.
+    inv_freq: Vec<f32>,
+}
+
+impl<'a> Forward<'a> {
+    /// An empty sequence.
+    pub fn new(ckpt: &'a Checkpoint) -> Self {
+        let c = &ckpt.graph.config;
+        let inv_freq =
+            (0..c.head_dim / 2).map(|i| 1.0 / c.rope_base.powf((2 * i) as f32 / c.head_dim as f32)).collect();
+        Forward { ckpt, cache: vec![KvCache::default(); c.layers], position: 0, inv_freq }
+    }
+
+    /// Tokens decoded so far (the position of the next one).
+    pub fn position(&self) -> usize {
+        self.position
+    }
+
+    /// Runs one step for `token` and returns the logits.
+    pub fn step(&mut self, token: TokenId, exec: &mut dyn LinearExec) -> Result<Vec<f32>, ForwardError> {
+        Ok(self.step_values(token, exec)?.pop().unwrap_or_default())
+    }
+
+    /// Runs one step and returns every node's output (the last is the logits).
+    pub fn step_values(&mut self, token: TokenId, exec: &mut dyn LinearExec) -> Result<Vec<Vec<f32>>, ForwardError> {
+        let ckpt = self.ckpt;
+        let c = &ckpt.graph.config;
+        if token.0 as usize >= c.vocab {
+            return Err(ForwardError::BadToken(token.0, c.vocab));
+        }
+        if self.position >= c.context {
+            return Err(ForwardError::ContextFull(c.context));
+        }
+        let mut values: Vec<Vec<f32>> = Vec::with_capacity(ckpt.graph.nodes.len());
+        for (i, node) in ckpt.graph.nodes.iter().enumerate() {
+            let val = |id: NodeId| &values[id.0 as usize];
+            let out = match node.op {
+                Op::Embed { table } => ckpt.weight(table).row(token.0 as usize).to_vec(),
+                Op::RmsNorm { input, weight } => rms_norm(val(input), &ckpt.weight(weight).data, c.rms_eps),
+                Op::Linear { input, weight, kind, layer } => {
+                    let site = LinearSite { node: NodeId(i as u32), kind, layer, position: self.position };
+                    exec.linear(site, ckpt.weight(weight), val(input))
+                }
+                Op::Rope { input, .. } => {
+                    let mut x = val(input).clone();
+                    self.rope(&mut x);
+                    x
+                }
+                Op::Attention { q, k, v, layer } => {
+                    let cache = &mut self.cache[layer.0 as usize];
+                    cache.k.extend_from_slice(val(k));
+                    cache.v.extend_from_slice(val(v));
+                    attention(val(q), cache, c.heads, c.kv_heads, c.head_dim)
+                }
+                Op::SwiGlu { gate, up } => val(gate).iter().zip(val(up)).map(|(&g, &u)| silu(g) * u).collect(),
+                Op::Add { a, b } => val(a).iter().zip(val(b)).map(|(x, y)| x + y).collect(),
+            };
+            debug_assert_eq!(out.len(), node.len, "{}", node.name);
+            values.push(out);
+        }
+        self.position += 1;
+        Ok(values)
+    }
+
+    /// Interleaved RoPE at the current position: pairs (2i, 2i+1) of each head rotate by
+    /// `position * base^(-2i/head_dim)`.
+    fn rope(&self, x: &mut [f32]) {
+        let hd = self.ckpt.graph.config.head_dim;
+        for head in x.chunks_exact_mut(hd) {
+            for (i, &f) in self.inv_freq.iter().enumerate() {
+                let (sin, cos) = (self.position as f32 * f).sin_cos();
+                let (a, b) = (head[2 * i], head[2 * i + 1]);
+                head[2 * i] = a * cos - b * sin;
+                head[2 * i + 1] = a * sin + b * cos;
+            }
+        }
+    }
+}
+
+/// `x * w / sqrt(mean(x^2) + eps)`.
+pub fn rms_norm(x: &[f32], w: &[f32], eps: f32) -> Vec<f32> {
+    let mean = x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32;
+    let scale = 1.0 / (mean + eps).sqrt();
+    x.iter().zip(w).map(|(v, g)| v * scale * g).collect()
+}
+
+/// `x * sigmoid(x)`.
+pub fn silu(x: f32) -> f32 {
+    x / (1.0 + (-x).exp())
+}
+
+/// One query over the cache: per head, softmax of the scaled scores against every cached key
+/// of its KV group, then the weighted sum of the values.
+fn attention(q: &[f32], cache: &KvCache, heads: usize, kv_heads: usize, hd: usize) -> Vec<f32> {
+    let kv_dim = kv_heads * hd;
+    let positions = cache.k.len() / kv_dim;
+    let group = heads / kv_heads;
+    let scale = 1.0 / (hd as f32).sqrt();
+    let mut out = vec![0f32; heads * hd];
+    for (h, o) in out.chunks_exact_mut(hd).enumerate() {
+        let qh = &q[h * hd..(h + 1) * hd];
+        let g = h / group;
+        let mut scores: Vec<f32> =
+            (0..positions).map(|p| dot(qh, &cache.k[p * kv_dim + g * hd..][..hd]) * scale).collect();
+        softmax(&mut scores);
+        for (p, s) in scores.iter().enumerate() {
+            let v = &cache.v[p * kv_dim + g * hd..][..hd];
+            o.iter_mut().zip(v).for_each(|(o, v)| *o += s * v);
+        }
+    }
+    out
+}
+
+/// In-place softmax, max-subtracted.
+pub fn softmax(x: &mut [f32]) {
+    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for v in x.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    x.iter_mut().for_each(|v| *v /= sum);
+}
+
+/// The index of the largest logit (the first one on a tie).
+pub fn argmax(logits: &[f32]) -> TokenId {
+    let mut best = 0;
+    for (i, &v) in logits.iter().enumerate() {
+        if v > logits[best] {
+            best = i;
+        }
+    }
+    TokenId(best as u32)
+}
+
+/// `-log softmax(logits)[target]`, in f64.
+pub fn nll(logits: &[f32], target: TokenId) -> f64 {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let sum: f64 = logits.iter().map(|&v| (v as f64 - max).exp()).sum();
+    -(logits[target.0 as usize] as f64 - max - sum.ln())
+}
+
+/// Greedy decoding: feeds the prompt, then `new` tokens, each the argmax of the last logits
+/// (nothing for an empty prompt).
+pub fn greedy(
+    ckpt: &Checkpoint,
+    prompt: &[TokenId],
+    new: usize,
+    exec: &mut dyn LinearExec,
+) -> Result<Vec<TokenId>, ForwardError> {
+    let mut f = Forward::new(ckpt);
+    if prompt.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut logits = Vec::new();
+    for &t in prompt {
+        logits = f.step(t, exec)?;
+    }
+    let mut out = Vec::new();
+    for _ in 0..new {
+        let t = argmax(&logits);
+        out.push(t);
+        if out.len() < new {
+            logits = f.step(t, exec)?;
+        }
+    }
+    Ok(out)
+}

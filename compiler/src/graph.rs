@@ -1,0 +1,319 @@
+//! The graph IR of one decode step of a decoder LLM (Llama family), and its builder.
+//!
+//! A [`Graph`] is a list of [`Node`]s in execution order; each node's operands are earlier
+//! nodes ([`NodeId`]) and weights ([`WeightId`]), so a pass walks it front to back with no
+//! scheduling of its own. The graph is one token's step: the input is a token id, the last
+//! node is the logits. Attention reads and extends the layer's KV cache, which lives with the
+//! executor, not in the graph.
+//!
+//! Every matrix-vector product is a [`Op::Linear`]: these are what the compiler lowers to
+//! spMspV jobs on the Sparse SIMT core. Everything else (norms, RoPE, attention over the cache,
+//! SwiGLU, residual adds) is placed elsewhere by the placement pass.
+
+use serde::{Deserialize, Serialize};
+
+/// A node of the graph (its index in [`Graph::nodes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct NodeId(pub u32);
+
+/// A weight tensor (its index in [`Graph::weights`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct WeightId(pub u32);
+
+/// A transformer block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct LayerId(pub u32);
+
+/// The shape of a Llama-family decoder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlamaConfig {
+    /// Transformer blocks.
+    pub layers: usize,
+    /// Hidden size.
+    pub hidden: usize,
+    /// FFN inner size (SwiGLU).
+    pub ffn: usize,
+    /// Query heads.
+    pub heads: usize,
+    /// Key/value heads (grouped-query attention: `heads` is a multiple of it).
+    pub kv_heads: usize,
+    /// Per-head size.
+    pub head_dim: usize,
+    /// Vocabulary size.
+    pub vocab: usize,
+    /// RMSNorm epsilon.
+    pub rms_eps: f32,
+    /// RoPE base frequency.
+    pub rope_base: f32,
+    /// Longest context the checkpoint was trained for.
+    pub context: usize,
+    /// Whether the output projection is the embedding table (tied).
+    pub tied_output: bool,
+}
+
+/// What a linear layer computes, for reports and per-kind settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[allow(missing_docs)]
+pub enum LinearKind {
+    Q,
+    K,
+    V,
+    O,
+    Gate,
+    Up,
+    Down,
+    /// The output projection to the vocabulary.
+    LmHead,
+}
+
+impl LinearKind {
+    /// The short name used in reports (`q`, `gate`, `lm_head`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LinearKind::Q => "q",
+            LinearKind::K => "k",
+            LinearKind::V => "v",
+            LinearKind::O => "o",
+            LinearKind::Gate => "gate",
+            LinearKind::Up => "up",
+            LinearKind::Down => "down",
+            LinearKind::LmHead => "lm_head",
+        }
+    }
+}
+
+/// An operation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// The row of the step's token in an embedding table.
+    Embed {
+        /// The table (vocab x hidden).
+        table: WeightId,
+    },
+    /// `x * w / sqrt(mean(x^2) + eps)`.
+    RmsNorm {
+        /// Input.
+        input: NodeId,
+        /// Per-channel gain.
+        weight: WeightId,
+    },
+    /// `W x` for a weight of M outputs x K inputs: lowered to the Sparse SIMT core.
+    Linear {
+        /// Input vector (K).
+        input: NodeId,
+        /// The matrix.
+        weight: WeightId,
+        /// What it computes.
+        kind: LinearKind,
+        /// Its block (none for the LM head).
+        layer: Option<LayerId>,
+    },
+    /// Rotary position embedding on `heads` heads of `head_dim`, interleaved pairs (GGUF order).
+    Rope {
+        /// Input (heads x head_dim).
+        input: NodeId,
+        /// Number of heads in the input.
+        heads: usize,
+    },
+    /// Causal attention of one query over the layer's KV cache, after appending `k` and `v`.
+    Attention {
+        /// Query (heads x head_dim), after RoPE.
+        q: NodeId,
+        /// Key (kv_heads x head_dim), after RoPE.
+        k: NodeId,
+        /// Value (kv_heads x head_dim).
+        v: NodeId,
+        /// Whose cache.
+        layer: LayerId,
+    },
+    /// `silu(gate) * up`.
+    SwiGlu {
+        /// Gate projection.
+        gate: NodeId,
+        /// Up projection.
+        up: NodeId,
+    },
+    /// `a + b` (the residual connection).
+    Add {
+        /// Left.
+        a: NodeId,
+        /// Right.
+        b: NodeId,
+    },
+}
+
+/// A node: an operation and the size of the vector it produces.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Node {
+    /// A readable name (`blk.3.ffn_down`).
+    pub name: String,
+    /// The operation.
+    pub op: Op,
+    /// Length of the output vector.
+    pub len: usize,
+}
+
+/// A weight tensor the graph reads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WeightRef {
+    /// The checkpoint's tensor name (GGUF naming: `blk.0.attn_q.weight`).
+    pub tensor: String,
+    /// Rows (outputs of a linear layer; vocabulary of an embedding table; 1 for a norm gain).
+    pub rows: usize,
+    /// Columns (inputs of a linear layer; the hidden size of an embedding table).
+    pub cols: usize,
+}
+
+/// One decode step of a decoder LLM.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Graph {
+    /// The model's shape.
+    pub config: LlamaConfig,
+    /// Weights, by [`WeightId`].
+    pub weights: Vec<WeightRef>,
+    /// Nodes in execution order, by [`NodeId`]; the last one is the logits.
+    pub nodes: Vec<Node>,
+}
+
+impl Graph {
+    /// The decode step of a Llama-family model with GGUF tensor names.
+    pub fn llama(config: &LlamaConfig) -> Graph {
+        let mut g = Graph { config: config.clone(), weights: Vec::new(), nodes: Vec::new() };
+        let (h, kv) = (config.hidden, config.kv_heads * config.head_dim);
+        let embed = g.weight("token_embd.weight", config.vocab, h);
+        let mut x = g.node("token_embd", Op::Embed { table: embed }, h);
+        for l in 0..config.layers {
+            let layer = LayerId(l as u32);
+            let name = |s: &str| format!("blk.{l}.{s}");
+            let norm = g.weight(&name("attn_norm.weight"), 1, h);
+            let xn = g.node(&name("attn_norm"), Op::RmsNorm { input: x, weight: norm }, h);
+            let q = g.linear(&name("attn_q"), xn, LinearKind::Q, Some(layer), config.heads * config.head_dim, h);
+            let k = g.linear(&name("attn_k"), xn, LinearKind::K, Some(layer), kv, h);
+            let v = g.linear(&name("attn_v"), xn, LinearKind::V, Some(layer), kv, h);
+            let q = g.node(&name("rope_q"), Op::Rope { input: q, heads: config.heads }, config.heads * config.head_dim);
+            let k = g.node(&name("rope_k"), Op::Rope { input: k, heads: config.kv_heads }, kv);
+            let att = g.node(&name("attention"), Op::Attention { q, k, v, layer }, config.heads * config.head_dim);
+            let o = g.linear(&name("attn_output"), att, LinearKind::O, Some(layer), h, config.heads * config.head_dim);
+            x = g.node(&name("attn_residual"), Op::Add { a: x, b: o }, h);
+            let norm = g.weight(&name("ffn_norm.weight"), 1, h);
+            let xn = g.node(&name("ffn_norm"), Op::RmsNorm { input: x, weight: norm }, h);
+            let gate = g.linear(&name("ffn_gate"), xn, LinearKind::Gate, Some(layer), config.ffn, h);
+            let up = g.linear(&name("ffn_up"), xn, LinearKind::Up, Some(layer), config.ffn, h);
+            let act = g.node(&name("swiglu"), Op::SwiGlu { gate, up }, config.ffn);
+            let down = g.linear(&name("ffn_down"), act, LinearKind::Down, Some(layer), h, config.ffn);
+            x = g.node(&name("ffn_residual"), Op::Add { a: x, b: down }, h);
+        }
+        let norm = g.weight("output_norm.weight", 1, h);
+        let x = g.node("output_norm", Op::RmsNorm { input: x, weight: norm }, h);
+        let head = if config.tied_output { embed } else { g.weight("output.weight", config.vocab, h) };
+        let input = x;
+        g.node("output", Op::Linear { input, weight: head, kind: LinearKind::LmHead, layer: None }, config.vocab);
+        g
+    }
+
+    fn weight(&mut self, tensor: &str, rows: usize, cols: usize) -> WeightId {
+        self.weights.push(WeightRef { tensor: tensor.into(), rows, cols });
+        WeightId(self.weights.len() as u32 - 1)
+    }
+
+    fn node(&mut self, name: &str, op: Op, len: usize) -> NodeId {
+        self.nodes.push(Node { name: name.into(), op, len });
+        NodeId(self.nodes.len() as u32 - 1)
+    }
+
+    fn linear(
+        &mut self,
+        name: &str,
+        input: NodeId,
+        kind: LinearKind,
+        layer: Option<LayerId>,
+        m: usize,
+        k: usize,
+    ) -> NodeId {
+        let weight = self.weight(&format!("{name}.weight"), m, k);
+        self.node(name, Op::Linear { input, weight, kind, layer }, m)
+    }
+
+    /// The node of an id.
+    pub fn node_at(&self, id: NodeId) -> &Node {
+        &self.nodes[id.0 as usize]
+    }
+
+    /// The weight of an id.
+    pub fn weight_at(&self, id: WeightId) -> &WeightRef {
+        &self.weights[id.0 as usize]
+    }
+
+    /// The linear layers, in execution order: (node, weight, kind, layer).
+    pub fn linears(&self) -> impl Iterator<Item = (NodeId, WeightId, LinearKind, Option<LayerId>)> + '_ {
+        self.nodes.iter().enumerate().filter_map(|(i, n)| match n.op {
+            Op::Linear { weight, kind, layer, .. } => Some((NodeId(i as u32), weight, kind, layer)),
+            _ => None,
+        })
+    }
+
+    /// The logits node.
+    pub fn output(&self) -> NodeId {
+        NodeId(self.nodes.len() as u32 - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> LlamaConfig {
+        LlamaConfig {
+            layers: 2,
+            hidden: 8,
+            ffn: 16,
+            heads: 4,
+            kv_heads: 2,
+            head_dim: 2,
+            vocab: 10,
+            rms_eps: 1e-5,
+            rope_base: 1e4,
+            context: 64,
+            tied_output: true,
+        }
+    }
+
+    #[test]
+    fn every_operand_is_an_earlier_node_of_the_right_length() {
+        let g = Graph::llama(&tiny());
+        for (i, n) in g.nodes.iter().enumerate() {
+            let before = |id: NodeId| assert!((id.0 as usize) < i, "{} reads a later node", n.name);
+            match n.op {
+                Op::Embed { .. } => {}
+                Op::RmsNorm { input, .. } | Op::Rope { input, .. } => before(input),
+                Op::Linear { input, weight, .. } => {
+                    before(input);
+                    assert_eq!(g.node_at(input).len, g.weight_at(weight).cols, "{}", n.name);
+                    assert_eq!(n.len, g.weight_at(weight).rows, "{}", n.name);
+                }
+                Op::Attention { q, k, v, .. } => [q, k, v].into_iter().for_each(before),
+                Op::SwiGlu { gate: a, up: b } | Op::Add { a, b } => {
+                    before(a);
+                    before(b);
+                    assert_eq!(g.node_at(a).len, g.node_at(b).len);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_llama_step_has_seven_linears_per_layer_and_a_tied_head() {
+        let g = Graph::llama(&tiny());
+        assert_eq!(g.linears().count(), 2 * 7 + 1);
+        let (_, head, kind, _) = g.linears().last().unwrap();
+        assert_eq!(kind, LinearKind::LmHead);
+        assert_eq!(g.weight_at(head).tensor, "token_embd.weight");
+        assert_eq!(g.output(), g.linears().last().unwrap().0);
+    }
+}

@@ -1,0 +1,260 @@
+//! The checkpoint's own tokenizer: byte-level BPE (GPT-2 style) built from the vocabulary and the
+//! merges a GGUF file carries (`tokenizer.ggml.tokens`, `tokenizer.ggml.merges`).
+//!
+//! Contract: [`Tokenizer::encode`] gives the ids Hugging Face `tokenizers` gives for the
+//! checkpoint's tokenizer.json (SmolLM2: pre-tokenizers Digits(individual) then ByteLevel with
+//! GPT-2's regex, no prefix space, no BOS), and [`Tokenizer::decode`] inverts it byte for byte.
+//! Control tokens (`<|im_start|>` and the like, token type 3) found literally in the text are
+//! emitted as themselves, as `tokenizers` does for added tokens.
+//!
+//! The pre-tokenizer is GPT-2's regex
+//! `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+` written out by
+//! hand (the `regex` crate has no look-ahead): letters are `char::is_alphabetic`, numbers
+//! `char::is_numeric`, spaces `char::is_whitespace`.
+
+use crate::gguf::{GgufError, GgufFile, MetaValue};
+use std::collections::HashMap;
+
+/// A token id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct TokenId(pub u32);
+
+/// A byte-level BPE tokenizer.
+#[derive(Debug)]
+pub struct Tokenizer {
+    tokens: Vec<String>,
+    ids: HashMap<String, u32>,
+    ranks: HashMap<(String, String), u32>,
+    /// Control tokens, longest first, matched literally before pre-tokenization.
+    specials: Vec<(String, u32)>,
+    byte_to_char: [char; 256],
+    char_to_byte: HashMap<char, u8>,
+    /// End-of-sequence token.
+    pub eos: Option<TokenId>,
+}
+
+/// GPT-2's reversible map from bytes to printable characters.
+fn byte_chars() -> [char; 256] {
+    let mut out = ['\0'; 256];
+    let mut next = 256u32;
+    for b in 0..=255u8 {
+        let printable = (b'!'..=b'~').contains(&b) || (0xa1..=0xac).contains(&b) || b >= 0xae;
+        out[b as usize] = if printable {
+            char::from(b)
+        } else {
+            let c = char::from_u32(next).unwrap_or('\0');
+            next += 1;
+            c
+        };
+    }
+    out
+}
+
+impl Tokenizer {
+    /// Builds the tokenizer of a GGUF checkpoint (`tokenizer.ggml.model` must be `gpt2`).
+    pub fn from_gguf(file: &GgufFile) -> Result<Self, GgufError> {
+        let missing = |message: String| GgufError::Missing { path: file.path.clone(), message };
+        let model = file.require_str("tokenizer.ggml.model")?;
+        if model != "gpt2" {
+            return Err(missing(format!("tokenizer.ggml.model is {model:?}; only byte-level BPE (gpt2) is supported")));
+        }
+        let tokens: Vec<String> =
+            file.require_strings("tokenizer.ggml.tokens")?.into_iter().map(String::from).collect();
+        let merges = file.require_strings("tokenizer.ggml.merges")?;
+        let types: Vec<u64> = match file.metadata.get("tokenizer.ggml.token_type") {
+            Some(MetaValue::Array(t)) => t.iter().map(|v| v.as_u64().unwrap_or(1)).collect(),
+            _ => vec![1; tokens.len()],
+        };
+        let mut ranks = HashMap::with_capacity(merges.len());
+        for (rank, m) in merges.iter().enumerate() {
+            let (a, b) = m.split_once(' ').ok_or_else(|| missing(format!("merge #{rank} {m:?} is not two symbols")))?;
+            ranks.insert((a.to_string(), b.to_string()), rank as u32);
+        }
+        let ids: HashMap<String, u32> = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+        let mut specials: Vec<(String, u32)> = tokens
+            .iter()
+            .enumerate()
+            .filter(|&(i, t)| types.get(i) == Some(&3) && !t.is_empty())
+            .map(|(i, t)| (t.clone(), i as u32))
+            .collect();
+        specials.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        let byte_to_char = byte_chars();
+        let char_to_byte = byte_to_char.iter().enumerate().map(|(b, &c)| (c, b as u8)).collect();
+        let eos =
+            file.metadata.get("tokenizer.ggml.eos_token_id").and_then(MetaValue::as_u64).map(|v| TokenId(v as u32));
+        Ok(Tokenizer { tokens, ids, ranks, specials, byte_to_char, char_to_byte, eos })
+    }
+
+    /// Vocabulary size.
+    pub fn vocab_size(&self) -> usize {
+        self.tokens.len()
+    }
+
+    /// The token's string as the vocabulary stores it (byte-level characters).
+    pub fn token(&self, id: TokenId) -> Option<&str> {
+        self.tokens.get(id.0 as usize).map(String::as_str)
+    }
+
+    /// Encodes text into token ids.
+    pub fn encode(&self, text: &str) -> Vec<TokenId> {
+        let mut out = Vec::new();
+        let mut cache: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut rest = text;
+        while !rest.is_empty() {
+            // The next control token in the text, if any; the text before it is ordinary.
+            let next = self
+                .specials
+                .iter()
+                .filter_map(|(s, id)| rest.find(s.as_str()).map(|at| (at, s.len(), *id)))
+                .min_by_key(|&(at, len, _)| (at, std::cmp::Reverse(len)));
+            let (plain, special) = match next {
+                Some((at, len, id)) => (&rest[..at], Some((len, id, at))),
+                None => (rest, None),
+            };
+            for piece in pre_tokenize(plain) {
+                let ids = cache.entry(piece.to_string()).or_insert_with(|| self.bpe(piece));
+                out.extend(ids.iter().map(|&i| TokenId(i)));
+            }
+            match special {
+                Some((len, id, at)) => {
+                    out.push(TokenId(id));
+                    rest = &rest[at + len..];
+                }
+                None => break,
+            }
+        }
+        out
+    }
+
+    /// Byte-level BPE of one pre-token: merge the lowest-ranked adjacent pair until none is left.
+    fn bpe(&self, piece: &str) -> Vec<u32> {
+        let mut symbols: Vec<String> = piece.bytes().map(|b| self.byte_to_char[b as usize].to_string()).collect();
+        loop {
+            let best = symbols
+                .windows(2)
+                .enumerate()
+                .filter_map(|(i, w)| self.ranks.get(&(w[0].clone(), w[1].clone())).map(|&r| (r, i)))
+                .min();
+            let Some((_, i)) = best else { break };
+            let merged = format!("{}{}", symbols[i], symbols[i + 1]);
+            symbols[i] = merged;
+            symbols.remove(i + 1);
+        }
+        symbols
+            .iter()
+            .flat_map(|s| match self.ids.get(s) {
+                Some(&id) => vec![id],
+                // A symbol with no id (a vocabulary without every byte): fall back to its bytes.
+                None => s.chars().filter_map(|c| self.ids.get(&c.to_string()).copied()).collect(),
+            })
+            .collect()
+    }
+
+    /// Decodes token ids into text (invalid UTF-8 becomes U+FFFD); control tokens are kept as text.
+    pub fn decode(&self, ids: &[TokenId]) -> String {
+        let mut bytes = Vec::new();
+        for id in ids {
+            let Some(t) = self.token(*id) else { continue };
+            if self.specials.iter().any(|(_, s)| *s == id.0) {
+                bytes.extend(t.as_bytes());
+                continue;
+            }
+            for c in t.chars() {
+                match self.char_to_byte.get(&c) {
+                    Some(&b) => bytes.push(b),
+                    None => bytes.extend(c.to_string().as_bytes()),
+                }
+            }
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+/// Splits text the way the checkpoint's pre-tokenizers do: every number character alone, then
+/// GPT-2's regex on the text between them.
+pub fn pre_tokenize(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if c.is_numeric() {
+            gpt2_split(&text[start..i], &mut out);
+            out.push(&text[i..i + c.len_utf8()]);
+            start = i + c.len_utf8();
+        }
+    }
+    gpt2_split(&text[start..], &mut out);
+    out
+}
+
+/// GPT-2's pre-tokenizer regex, alternative by alternative, leftmost first.
+fn gpt2_split<'a>(text: &'a str, out: &mut Vec<&'a str>) {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let at = |i: usize| chars.get(i).map(|&(_, c)| c);
+    let byte = |i: usize| chars.get(i).map_or(text.len(), |&(b, _)| b);
+    let is_other = |c: char| !c.is_whitespace() && !c.is_alphabetic() && !c.is_numeric();
+    let run = |from: usize, f: &dyn Fn(char) -> bool| {
+        let mut j = from;
+        while at(j).is_some_and(f) {
+            j += 1;
+        }
+        j
+    };
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i].1;
+        let mut end = None;
+        // 's|'t|'re|'ve|'m|'ll|'d
+        if c == '\'' {
+            for suffix in ["s", "t", "re", "ve", "m", "ll", "d"] {
+                if text[chars[i].0 + 1..].starts_with(suffix) {
+                    end = Some(i + 1 + suffix.len());
+                    break;
+                }
+            }
+        }
+        //  ?\p{L}+ |  ?\p{N}+ |  ?[^\s\p{L}\p{N}]+
+        if end.is_none() {
+            let j = if c == ' ' { i + 1 } else { i };
+            for class in [&(|c: char| c.is_alphabetic()) as &dyn Fn(char) -> bool, &|c: char| c.is_numeric(), &is_other]
+            {
+                let k = run(j, class);
+                if k > j {
+                    end = Some(k);
+                    break;
+                }
+            }
+        }
+        // \s+(?!\S) | \s+
+        if end.is_none() && c.is_whitespace() {
+            let k = run(i, &|c: char| c.is_whitespace());
+            // Not followed by a non-space: the whole run; else leave the last space to the next
+            // word, unless the run is a single space (then `\s+` takes it).
+            end = Some(if k == chars.len() || k - i == 1 { k } else { k - 1 });
+        }
+        let k = end.unwrap_or(i + 1);
+        out.push(&text[byte(i)..byte(k)]);
+        i = k;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pre_tokenization_follows_gpt2_with_single_digits() {
+        assert_eq!(pre_tokenize("The capital of France is"), ["The", " capital", " of", " France", " is"]);
+        assert_eq!(pre_tokenize("it's 2024!\n\n  ok"), ["it", "'s", " ", "2", "0", "2", "4", "!", "\n\n ", " ok"]);
+        assert_eq!(pre_tokenize("a  b "), ["a", " ", " b", " "]);
+        assert_eq!(pre_tokenize("x\ny"), ["x", "\n", "y"]);
+    }
+
+    #[test]
+    fn the_byte_map_is_a_bijection() {
+        let m = byte_chars();
+        let set: std::collections::HashSet<char> = m.iter().copied().collect();
+        assert_eq!(set.len(), 256);
+        assert_eq!(m[b' ' as usize], 'Ġ');
+        assert_eq!(m[b'\n' as usize], 'Ċ');
+    }
+}

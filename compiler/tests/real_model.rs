@@ -1,0 +1,62 @@
+//! The golden forward of a real checkpoint (SmolLM2-135M-Instruct, GGUF Q4_1) against an
+//! independent implementation that reads the same file (candle-transformers' quantized Llama).
+//!
+//! The model comes from the model cache (`scripts/fetch-models.sh`). Where it is missing these
+//! tests say so and pass, unless `LACUNA_REQUIRE_MODELS=1` (set by `scripts/test.sh`), where a
+//! missing model fails them: the suite never passes without having run them.
+
+use lacuna_compiler::checkpoint::Checkpoint;
+use lacuna_compiler::forward::{argmax, greedy, Dense, Forward};
+use lacuna_compiler::models::SMOLLM2_135M;
+use lacuna_compiler::tokenizer::TokenId;
+use std::sync::OnceLock;
+
+fn smollm2() -> Option<&'static Checkpoint> {
+    static CKPT: OnceLock<Option<Checkpoint>> = OnceLock::new();
+    CKPT.get_or_init(|| match SMOLLM2_135M.locate() {
+        Ok(path) => Some(Checkpoint::open(&path).expect("the pinned checkpoint loads")),
+        Err(e) if std::env::var("LACUNA_REQUIRE_MODELS").as_deref() == Ok("1") => panic!("{e}"),
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            None
+        }
+    })
+    .as_ref()
+}
+
+fn ids(v: &[u32]) -> Vec<TokenId> {
+    v.iter().map(|&i| TokenId(i)).collect()
+}
+
+#[test]
+fn the_tokenizer_splits_the_prompt_as_the_checkpoints_own_tokenizer_does() {
+    let Some(m) = smollm2() else { return };
+    let t = &m.tokenizer;
+    assert_eq!(t.encode("The capital of France is"), ids(&[504, 3575, 282, 4649, 314]));
+    assert_eq!(t.decode(&ids(&[504, 3575, 282, 4649, 314, 7042])), "The capital of France is Paris");
+    for text in ["Hello, world!\n\n  It's 2024: naïve café — 東京.", "<|im_start|>user\nhi<|im_end|>", "  x\t\ty  "]
+    {
+        assert_eq!(t.decode(&t.encode(text)), text, "round trip of {text:?}");
+    }
+    assert_eq!(t.encode("<|im_start|>")[0], TokenId(1));
+}
+
+#[test]
+fn greedy_decoding_of_the_capital_of_france_names_paris() {
+    let Some(m) = smollm2() else { return };
+    let prompt = m.tokenizer.encode("The capital of France is");
+    let out = greedy(m, &prompt, 1, &mut Dense).unwrap();
+    assert_eq!(out, ids(&[7042]), "next token {:?}", m.tokenizer.decode(&out));
+}
+
+#[test]
+fn a_step_refuses_a_token_outside_the_vocabulary() {
+    let Some(m) = smollm2() else { return };
+    let mut f = Forward::new(m);
+    assert!(f.step(TokenId(49_152), &mut Dense).is_err());
+    assert_eq!(f.position(), 0);
+    assert_eq!(
+        argmax(&f.step(TokenId(504), &mut Dense).unwrap()).0 as usize,
+        argmax(&Forward::new(m).step(TokenId(504), &mut Dense).unwrap()).0 as usize
+    );
+}
