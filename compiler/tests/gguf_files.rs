@@ -10,10 +10,18 @@ fn sample() -> Vec<u8> {
         ("general.architecture".to_string(), MetaValue::String("llama".into())),
         ("llama.block_count".to_string(), MetaValue::U32(1)),
         ("llama.rope.freq_base".to_string(), MetaValue::F32(1e4)),
-        ("tokenizer.ggml.tokens".to_string(), MetaValue::Array(vec![MetaValue::String("a".into()), MetaValue::String("b".into())])),
+        (
+            "tokenizer.ggml.tokens".to_string(),
+            MetaValue::Array(vec![MetaValue::String("a".into()), MetaValue::String("b".into())]),
+        ),
     ];
     let tensors = vec![
-        RawTensor { name: "norm".into(), dims: vec![4], dtype: GgmlType::F32, data: [1f32, 2., 3., 4.].iter().flat_map(|v| v.to_le_bytes()).collect() },
+        RawTensor {
+            name: "norm".into(),
+            dims: vec![4],
+            dtype: GgmlType::F32,
+            data: [1f32, 2., 3., 4.].iter().flat_map(|v| v.to_le_bytes()).collect(),
+        },
         RawTensor { name: "w".into(), dims: vec![32, 2], dtype: GgmlType::Q4_1, data: vec![0x11; 40] },
         RawTensor { name: "e".into(), dims: vec![32, 1], dtype: GgmlType::Q8_0, data: vec![0x01; 34] },
     ];

@@ -60,3 +60,22 @@ fn a_step_refuses_a_token_outside_the_vocabulary() {
         argmax(&Forward::new(m).step(TokenId(504), &mut Dense).unwrap()).0 as usize
     );
 }
+
+#[test]
+fn a_batch_of_sequences_gives_the_same_bits_as_each_sequence_alone() {
+    use lacuna_compiler::forward::Batch;
+    let Some(m) = smollm2() else { return };
+    let texts = ["The capital of France is", "def add(a, b):\n    return", "Once upon a time"];
+    let lists: Vec<Vec<TokenId>> = texts.iter().map(|t| m.tokenizer.encode(t)).collect();
+    let mut batch = Batch::new(m, lists.len());
+    let mut alone: Vec<Forward> = lists.iter().map(|_| Forward::new(m)).collect();
+    for pos in 0..lists.iter().map(Vec::len).max().unwrap() {
+        let tokens: Vec<(usize, TokenId)> =
+            lists.iter().enumerate().filter_map(|(s, l)| l.get(pos).map(|&t| (s, t))).collect();
+        let together = batch.step(&tokens, &mut Dense).unwrap();
+        for (&(s, t), logits) in tokens.iter().zip(&together) {
+            let single = alone[s].step(t, &mut Dense).unwrap();
+            assert!(single.iter().zip(logits).all(|(a, b)| a.to_bits() == b.to_bits()), "sequence {s} position {pos}");
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! The compiler's passes over a real checkpoint, one file each, in the order they run:
+//!
+//! 1. [`prune_weights`]: unstructured weight pruning to x % per linear layer (magnitude, Wanda);
+//! 2. [`act_thresholds`]: per-input activation thresholds for a target activation sparsity
+//!    (TEAL style), calibrated on real text, checked on held-out text;
+//! 3. [`lower`]: tiling into row panels for the `Arch`, RLC-CSC encoding, and one core job per
+//!    linear layer of the decode step;
+//! 4. [`place`]: the rest of the step (attention over the KV cache as dense core jobs; norms,
+//!    RoPE, softmax, SiLU and adds on the vector unit).
+
+pub mod act_thresholds;
+pub mod prune_weights;
