@@ -436,7 +436,7 @@ impl GgufFile {
         let bad = |message: String| GgufError::Malformed {
             path: self.path.clone(),
             message,
-            offset: self.data_start as u64 + t.offset,
+            offset: (self.data_start as u64).saturating_add(t.offset),
         };
         let mut elements: u64 = 1;
         for &d in &t.dims {

@@ -106,3 +106,14 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_tensor_offset_near_the_largest_integer_is_refused() {
+    // Found by the fuzzer: the error's own byte offset overflowed.
+    let t = RawTensor { name: "w".into(), dims: vec![4], dtype: GgmlType::F32, data: vec![0; 16] };
+    let mut bytes = write_gguf(&[], &[t]);
+    // The tensor entry ends with its 8-byte offset, just before the data section's padding.
+    let entry_end = 24 + 8 + 1 + 4 + 8 + 4 + 8;
+    bytes[entry_end - 8..entry_end].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
+    assert!(message(GgufFile::parse(bytes, "x.gguf")).contains("runs past the end"));
+}
