@@ -24,6 +24,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Compile a real LLM checkpoint (GGUF) to a lacuna program: pruning, activation thresholds, lowering, a decode trace.
+    Compile(cmd::compile::Args),
     /// Encode a dense weight matrix (.npy or .safetensors) as RLC-CSC (.rlc).
     Encode(cmd::encode::Args),
     /// Describe and validate an .rlc file: shape, entries, padding, bytes against other formats.
@@ -45,6 +47,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Compile(a) => cmd::compile::run(a),
         Command::Encode(a) => cmd::encode::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Spmspv(a) => cmd::spmspv::run(a),

@@ -7,6 +7,7 @@
 
 pub mod calibrate;
 pub mod checkpoint;
+pub mod compile;
 pub mod corpus;
 pub mod encode;
 pub mod forward;
@@ -15,8 +16,10 @@ pub mod graph;
 pub mod input;
 pub mod models;
 pub mod passes;
+pub mod program;
 pub mod prune;
 pub mod tokenizer;
+pub mod trace;
 pub mod workload;
 
 pub use encode::{balanced_panel_rows, encode_parallel};

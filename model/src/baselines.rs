@@ -109,6 +109,19 @@ pub fn stream_cycles(arch: &Arch, read_bursts: u64, compute: u64, write_bursts: 
     mem.last_completion().max(loaded)
 }
 
+/// Dense FP16 GEMV of an M x K matrix on the same hardware: all of W and x streamed, M*K/C
+/// cycles of MACs overlapping them, then y written.
+pub fn dense(arch: &Arch, m: u64, k: u64, energy: &EnergyTable) -> KernelRun {
+    let burst = arch.memory.request_bytes as u64;
+    let bursts = |bytes: u64| bytes.div_ceil(burst);
+    let c = arch.chunk_entries() as u64;
+    let dense_bytes = 2 * m * k + 2 * k;
+    let macs = m * k;
+    let out_bursts = bursts(4 * m);
+    let cycles = stream_cycles(arch, bursts(dense_bytes), macs.div_ceil(c), out_bursts);
+    stream_run(Kernel::Dense, cycles, bursts(dense_bytes) * burst, out_bursts * burst, macs, 0, 0, energy)
+}
+
 /// Every baseline and the core itself on one job.
 pub fn run_all(arch: &Arch, job: &Job, energy: &EnergyTable) -> Result<Vec<KernelRun>, SimError> {
     let burst = arch.memory.request_bytes as u64;
@@ -130,11 +143,7 @@ pub fn run_all(arch: &Arch, job: &Job, energy: &EnergyTable) -> Result<Vec<Kerne
     let wo = simulate(arch, &all)?;
     runs.push(core_run(Kernel::WeightOnly, &wo.counters, energy, scanned));
 
-    // Dense FP16.
-    let dense_bytes = 2 * m * k + 2 * k;
-    let macs = m * k;
-    let cycles = stream_cycles(arch, bursts(dense_bytes), macs.div_ceil(c), out_bursts);
-    runs.push(stream_run(Kernel::Dense, cycles, bursts(dense_bytes) * burst, out_bursts * burst, macs, 0, 0, energy));
+    runs.push(dense(arch, m, k, energy));
 
     // Activation sparsity only.
     let ao_bytes = 2 * m * n_active + 2 * k;

@@ -22,6 +22,7 @@ pub mod drain;
 pub mod energy;
 pub mod memory;
 pub mod multiplier;
+pub mod program;
 pub mod rlc_decoder;
 pub mod route;
 pub mod slice;

@@ -1,10 +1,12 @@
 //! One module per subcommand.
 
+pub mod compile;
 pub mod cosim;
 pub mod emit_verilog;
 pub mod encode;
 pub mod inspect;
 pub mod merge;
+pub mod run_program;
 pub mod simulate;
 pub mod spmspv;
 pub mod sweep;

@@ -20,8 +20,12 @@ use std::process::ExitCode;
 /// Arguments of `lacuna simulate`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// An .rlc weight file (needs --x); without it, the embedded default workloads.
+    /// A program directory (from `lacuna compile`), or an .rlc weight file (needs --x);
+    /// without it, the embedded default workloads.
     rlc: Option<PathBuf>,
+    /// With a program directory: the decode trace to replay (default: the program's own trace.lctr).
+    #[arg(long, requires = "rlc")]
+    trace: Option<PathBuf>,
     /// The activation vector for the .rlc file: a .npy of K floats.
     #[arg(long, requires = "rlc")]
     x: Option<PathBuf>,
@@ -110,6 +114,12 @@ fn rows_of(
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
+    if let Some(dir) = a.rlc.as_ref().filter(|p| p.is_dir()) {
+        return crate::cmd::run_program::run(dir, a.trace.as_deref(), a.json);
+    }
+    if a.trace.is_some() {
+        bail!("--trace replays a decode trace on a program: give the program directory (lacuna compile -o DIR)");
+    }
     let arch = Arch::load(&a.arch)?;
     let energy = EnergyTable::default();
     let mut rows = Vec::new();

@@ -9,4 +9,5 @@
 //!    RoPE, softmax, SiLU and adds on the vector unit).
 
 pub mod act_thresholds;
+pub mod lower;
 pub mod prune_weights;

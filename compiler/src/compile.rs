@@ -1,0 +1,226 @@
+//! The compile driver: a real checkpoint to a program, pass by pass.
+//!
+//! Order: calibrate on the dense model (Wanda's input norms) → prune the weights → calibrate
+//! the activation thresholds on the pruned model → measure the sparsity they reach on held-out
+//! text → lower every linear layer → record a decode trace of the compiled model on a real
+//! prompt → the program (manifest, image, trace). Each stage reports progress through a
+//! callback, so the CLI can show it.
+
+use crate::calibrate::capture;
+use crate::checkpoint::{Checkpoint, Matrix};
+use crate::corpus::{fortunes, join, Split, SOURCE};
+use crate::forward::{argmax, Batch, LinearExec, LinearSite};
+use crate::graph::NodeId;
+use crate::passes::act_thresholds::{calibrate, Sparsify, Thresholds};
+use crate::passes::lower::lower_linears;
+use crate::passes::prune_weights::{prune_model, PruneMethod};
+use crate::program::{build_image, Program, Settings, FORMAT, VERSION};
+use crate::tokenizer::TokenId;
+use crate::trace::{Trace, TraceHeader, TraceInput, TraceReader};
+use half::f16;
+use lacuna_spec::Arch;
+use std::collections::BTreeMap;
+
+/// What to compile.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    /// Target weight sparsity of every block linear (0..1).
+    pub weight_sparsity: f64,
+    /// How to prune.
+    pub method: PruneMethod,
+    /// Target activation sparsity (0..1).
+    pub act_sparsity: f64,
+    /// The target architecture.
+    pub arch: Arch,
+    /// Calibration documents (4 fortunes each).
+    pub calibration_docs: usize,
+    /// Held-out documents (4 riddles each).
+    pub held_out_docs: usize,
+    /// Tokens per document at most.
+    pub max_tokens: usize,
+    /// The prompt of the recorded decode trace.
+    pub prompt: String,
+    /// Tokens generated (greedily) after the prompt in the trace.
+    pub generate: usize,
+}
+
+impl CompileOptions {
+    /// The defaults for an arch: 32 calibration and 8 held-out documents of up to 64 tokens, the
+    /// trace of "The capital of France is" and 3 generated tokens.
+    pub fn new(arch: Arch, weight_sparsity: f64, method: PruneMethod, act_sparsity: f64) -> Self {
+        CompileOptions {
+            weight_sparsity,
+            method,
+            act_sparsity,
+            arch,
+            calibration_docs: 32,
+            held_out_docs: 8,
+            max_tokens: 64,
+            prompt: "The capital of France is".into(),
+            generate: 3,
+        }
+    }
+}
+
+/// A compiled program, in memory.
+#[derive(Debug)]
+pub struct Compiled {
+    /// The manifest.
+    pub program: Program,
+    /// The memory image.
+    pub image: Vec<u8>,
+    /// The decode trace.
+    pub trace: Trace,
+    /// The generated text of the trace (the compiled model's greedy answer).
+    pub generated: String,
+}
+
+/// Records each step's linear-layer inputs (FP16) while an inner executor computes.
+pub struct Recorder<E> {
+    /// The executor that computes.
+    pub inner: E,
+    /// Per step (position), per input node: the FP16 vector.
+    pub steps: BTreeMap<usize, BTreeMap<NodeId, Vec<f16>>>,
+}
+
+impl<E: LinearExec> LinearExec for Recorder<E> {
+    fn linear(&mut self, site: LinearSite, w: &Matrix, x: &[f32]) -> Vec<f32> {
+        self.steps
+            .entry(site.position)
+            .or_default()
+            .entry(site.input)
+            .or_insert_with(|| x.iter().map(|&v| f16::from_f32(v)).collect());
+        self.inner.linear(site, w, x)
+    }
+}
+
+/// Compiles a checkpoint; `progress` is told each stage as it starts.
+pub fn compile(
+    mut ckpt: Checkpoint,
+    opts: &CompileOptions,
+    mut progress: impl FnMut(&str),
+) -> Result<Compiled, String> {
+    let docs = |split, n: usize| -> Result<Vec<String>, String> {
+        let all = join(&fortunes(split)?, 4);
+        Ok(all.into_iter().take(n).collect())
+    };
+    let calib = docs(Split::Calibration, opts.calibration_docs)?;
+    let held = docs(Split::HeldOut, opts.held_out_docs)?;
+    let tokens_of = |c: &Checkpoint, texts: &[String]| -> Vec<Vec<TokenId>> {
+        texts.iter().map(|t| c.tokenizer.encode(t).into_iter().take(opts.max_tokens).collect()).collect()
+    };
+
+    let mut calibration_tokens = 0;
+    if opts.weight_sparsity > 0.0 {
+        progress(&format!("pruning to {:.0} % ({:?})", 100.0 * opts.weight_sparsity, opts.method));
+        let dense_capture = match opts.method {
+            PruneMethod::Wanda => {
+                let (cap, n) = capture(&ckpt, &calib, opts.max_tokens);
+                calibration_tokens = n;
+                Some(cap)
+            }
+            PruneMethod::Magnitude => None,
+        };
+        prune_model(&mut ckpt, opts.method, opts.weight_sparsity, dense_capture.as_ref()).map_err(|e| e.to_string())?;
+    }
+    let mut thresholds = Thresholds::default();
+    let mut held_out_act_sparsity = 0.0;
+    if opts.act_sparsity > 0.0 {
+        progress(&format!("calibrating activation thresholds for {:.0} %", 100.0 * opts.act_sparsity));
+        let (cap, n) = capture(&ckpt, &calib, opts.max_tokens);
+        calibration_tokens = n;
+        thresholds = calibrate(&ckpt, &cap, opts.act_sparsity).map_err(|e| e.to_string())?;
+        progress("measuring activation sparsity on held-out text");
+        let mut sp = Sparsify::new(&thresholds);
+        crate::forward::run_sequences(&ckpt, &tokens_of(&ckpt, &held), 16, &mut sp, None).map_err(|e| e.to_string())?;
+        held_out_act_sparsity = sp.sparsity();
+    }
+
+    progress(&format!("lowering {} linear layers for arch {}", ckpt.graph.linears().count(), opts.arch.name));
+    let lowered = lower_linears(&ckpt, &thresholds, &opts.arch).map_err(|e| e.to_string())?;
+
+    progress("recording the decode trace");
+    let prompt = ckpt.tokenizer.encode(&opts.prompt);
+    if prompt.is_empty() {
+        return Err("the trace prompt is empty".into());
+    }
+    let mut rec = Recorder { inner: Sparsify::new(&thresholds), steps: BTreeMap::new() };
+    let mut seq = Batch::new(&ckpt, 1);
+    let mut tokens = prompt.clone();
+    let mut logits = Vec::new();
+    for &t in &prompt {
+        logits = seq.step(&[(0, t)], &mut rec).map_err(|e| e.to_string())?.remove(0);
+    }
+    let mut generated = Vec::new();
+    for i in 0..opts.generate {
+        let t = argmax(&logits);
+        generated.push(t);
+        if i + 1 < opts.generate {
+            tokens.push(t);
+            logits = seq.step(&[(0, t)], &mut rec).map_err(|e| e.to_string())?.remove(0);
+        }
+    }
+    let (image, layers) = build_image(&ckpt.graph, &lowered);
+    // The trace's inputs: every distinct linear input, in first-use order, with its readers.
+    let mut inputs: Vec<TraceInput> = Vec::new();
+    for l in &layers {
+        let reader = TraceReader { node: l.node, name: l.name.clone(), threshold_bits: l.threshold_bits };
+        match inputs.iter_mut().find(|i| i.node == l.input) {
+            Some(i) => i.readers.push(reader),
+            None => inputs.push(TraceInput {
+                node: l.input,
+                name: ckpt.graph.node_at(l.input).name.clone(),
+                len: l.cols as usize,
+                readers: vec![reader],
+            }),
+        }
+    }
+    let steps =
+        (0..tokens.len()).map(|pos| inputs.iter().map(|i| rec.steps[&pos][&i.node].clone()).collect()).collect();
+    let settings_text = format!(
+        "weights {:.0} % {:?}, activations {:.0} %",
+        100.0 * opts.weight_sparsity,
+        opts.method,
+        100.0 * opts.act_sparsity
+    );
+    let model = format!("{} ({})", ckpt.name, ckpt.source);
+    let trace = Trace {
+        header: TraceHeader {
+            model: model.clone(),
+            settings: settings_text,
+            prompt: opts.prompt.clone(),
+            tokens: tokens.iter().map(|t| t.0).collect(),
+            prompt_tokens: prompt.len(),
+            inputs,
+            routing: None,
+        },
+        steps,
+    };
+    let program = Program {
+        format: FORMAT.into(),
+        version: VERSION,
+        arch_toml: opts.arch.to_toml(),
+        arch_hash: opts.arch.hash().to_string(),
+        model,
+        model_sha256: None,
+        settings: Settings {
+            weight_sparsity: opts.weight_sparsity,
+            prune_method: format!("{:?}", opts.method).to_lowercase(),
+            act_sparsity: opts.act_sparsity,
+            calibration: format!(
+                "{SOURCE}: fortunes, {} documents of 4, up to {} tokens",
+                calib.len(),
+                opts.max_tokens
+            ),
+            calibration_tokens,
+            held_out_act_sparsity,
+            held_out: format!("{SOURCE}: riddles, {} documents of 4", held.len()),
+        },
+        graph: ckpt.graph.clone(),
+        layers,
+        image_bytes: image.len() as u64,
+        image_crc32: crc32fast::hash(&image),
+    };
+    let generated = ckpt.tokenizer.decode(&generated);
+    Ok(Compiled { program, image, trace, generated })
+}

@@ -1,0 +1,252 @@
+//! The compiled program: what `lacuna compile` writes and `lacuna simulate DIR` runs.
+//!
+//! A program is a directory:
+//! - `program.json`: the manifest ([`Program`]): format name and version, the `Arch` (its TOML
+//!   and hash), the model, the pruning and sparsity settings with what calibration measured, the
+//!   decode-step graph, and one [`ProgramLayer`] per linear layer (shape, tiling, threshold,
+//!   where its weights lie in the image);
+//! - `image.bin`: the memory image of the weights, each layer's RLC-CSC matrix as an `.rlc` file
+//!   (`lacuna_spec::rlc_file`, CRC-checked) at a 64-byte aligned offset;
+//! - `trace.lctr`: a decode trace of the compiled model on a real prompt ([`crate::trace`]), the
+//!   activations the simulation replays.
+//!
+//! Contract: [`Program::read`] refuses a manifest of another format or version, an `Arch` whose
+//! hash is not the recorded one, and an image whose size, CRC or any layer's matrix does not
+//! match the manifest, each with an error naming the file and the problem.
+
+use crate::graph::{Graph, LayerId, LinearKind, NodeId};
+use crate::passes::lower::LoweredLinear;
+use lacuna_spec::rlc_file::{read_rlc, write_rlc};
+use lacuna_spec::{Arch, RlcMatrix};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The manifest's format name.
+pub const FORMAT: &str = "lacuna-program";
+/// The manifest version this code reads and writes.
+pub const VERSION: u32 = 1;
+/// Alignment of each layer in the image.
+const ALIGN: usize = 64;
+
+/// What the program was compiled with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Target weight sparsity of every block linear (0..1).
+    pub weight_sparsity: f64,
+    /// Pruning method (`magnitude` or `wanda`).
+    pub prune_method: String,
+    /// Target activation sparsity of every block linear's input (0..1).
+    pub act_sparsity: f64,
+    /// The calibration text and how much of it was used.
+    pub calibration: String,
+    /// Calibration tokens.
+    pub calibration_tokens: usize,
+    /// Activation sparsity the thresholds reached on held-out text.
+    pub held_out_act_sparsity: f64,
+    /// The held-out text.
+    pub held_out: String,
+}
+
+/// One linear layer of the program.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramLayer {
+    /// The graph node.
+    pub node: NodeId,
+    /// Its name.
+    pub name: String,
+    /// What it computes.
+    pub kind: LinearKind,
+    /// Its block.
+    pub layer: Option<LayerId>,
+    /// The node its input comes from.
+    pub input: NodeId,
+    /// M.
+    pub rows: u32,
+    /// K.
+    pub cols: u32,
+    /// Rows per panel.
+    pub panel_rows: u32,
+    /// Panels.
+    pub panels: u32,
+    /// Zero weights (of rows x cols).
+    pub weight_zeros: u64,
+    /// Stored entries (nonzeros + padding).
+    pub entries: u64,
+    /// FP16 activation threshold, as bits.
+    pub threshold_bits: u16,
+    /// Offset of its `.rlc` bytes in the image.
+    pub offset: u64,
+    /// Length of its `.rlc` bytes.
+    pub bytes: u64,
+}
+
+/// The manifest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Program {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// Always [`VERSION`] for files this build writes.
+    pub version: u32,
+    /// The target architecture, as TOML.
+    pub arch_toml: String,
+    /// Its hash (`Arch::hash`), checked on read.
+    pub arch_hash: String,
+    /// The model: checkpoint name and source.
+    pub model: String,
+    /// The model file's sha256, where known.
+    pub model_sha256: Option<String>,
+    /// Compile settings.
+    pub settings: Settings,
+    /// The decode-step graph.
+    pub graph: Graph,
+    /// The linear layers, in execution order.
+    pub layers: Vec<ProgramLayer>,
+    /// Bytes of `image.bin`.
+    pub image_bytes: u64,
+    /// CRC-32 of `image.bin`.
+    pub image_crc32: u32,
+}
+
+/// A program read back: manifest, arch and each layer's matrix.
+#[derive(Debug)]
+pub struct LoadedProgram {
+    /// The manifest.
+    pub program: Program,
+    /// The arch it was compiled for.
+    pub arch: Arch,
+    /// Each layer's weights, in manifest order.
+    pub matrices: Vec<RlcMatrix>,
+}
+
+/// Why a program could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum ProgramError {
+    /// File system.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The program is not valid.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ProgramError + '_ {
+    move |source| ProgramError::Io { path: path.display().to_string(), source }
+}
+
+/// Builds the image and the layer table from lowered layers.
+pub fn build_image(graph: &Graph, lowered: &[LoweredLinear]) -> (Vec<u8>, Vec<ProgramLayer>) {
+    let mut image = Vec::new();
+    let mut layers = Vec::new();
+    for l in lowered {
+        let bytes = write_rlc(&l.matrix);
+        image.resize(image.len().div_ceil(ALIGN) * ALIGN, 0);
+        let input = match graph.node_at(l.node).op {
+            crate::graph::Op::Linear { input, .. } => input,
+            _ => l.node,
+        };
+        layers.push(ProgramLayer {
+            node: l.node,
+            name: l.name.clone(),
+            kind: l.kind,
+            layer: l.layer,
+            input,
+            rows: l.matrix.rows(),
+            cols: l.matrix.cols(),
+            panel_rows: l.matrix.panel_rows(),
+            panels: l.matrix.panels().len() as u32,
+            weight_zeros: l.weight_zeros,
+            entries: l.matrix.panels().iter().map(|p| p.entries()).sum(),
+            threshold_bits: l.filter.threshold.to_bits(),
+            offset: image.len() as u64,
+            bytes: bytes.len() as u64,
+        });
+        image.extend(bytes);
+    }
+    (image, layers)
+}
+
+impl Program {
+    /// Writes `program.json` and `image.bin` into `dir` (created if missing).
+    pub fn write(&self, dir: &Path, image: &[u8]) -> Result<(), ProgramError> {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let manifest = dir.join("program.json");
+        let json = serde_json::to_vec_pretty(self).expect("the manifest serializes");
+        std::fs::write(&manifest, json).map_err(io(&manifest))?;
+        let img = dir.join("image.bin");
+        std::fs::write(&img, image).map_err(io(&img))
+    }
+
+    /// Reads and checks a program directory.
+    pub fn read(dir: &Path) -> Result<LoadedProgram, ProgramError> {
+        let manifest = dir.join("program.json");
+        let invalid =
+            |path: &Path, message: String| ProgramError::Invalid { path: path.display().to_string(), message };
+        let text = std::fs::read(&manifest).map_err(io(&manifest))?;
+        // The format and version first, so an old or foreign file gets that message rather
+        // than a missing-field one.
+        let probe: serde_json::Value =
+            serde_json::from_slice(&text).map_err(|e| invalid(&manifest, format!("not JSON: {e}")))?;
+        if probe.get("format").and_then(|v| v.as_str()) != Some(FORMAT) {
+            return Err(invalid(&manifest, format!("not a {FORMAT} manifest")));
+        }
+        match probe.get("version").and_then(|v| v.as_u64()) {
+            Some(v) if v == VERSION as u64 => {}
+            v => {
+                return Err(invalid(
+                    &manifest,
+                    format!("program version {v:?} is not supported (this build reads {VERSION})"),
+                ))
+            }
+        }
+        let program: Program = serde_json::from_value(probe).map_err(|e| invalid(&manifest, e.to_string()))?;
+        let arch = Arch::from_toml_str(&program.arch_toml, "program.json arch_toml")
+            .map_err(|e| invalid(&manifest, format!("its arch: {e}")))?;
+        if arch.hash().to_string() != program.arch_hash {
+            return Err(invalid(
+                &manifest,
+                format!("its arch hashes to {}, but the program records {}", arch.hash(), program.arch_hash),
+            ));
+        }
+        let img_path = dir.join("image.bin");
+        let image = std::fs::read(&img_path).map_err(io(&img_path))?;
+        if image.len() as u64 != program.image_bytes {
+            return Err(invalid(
+                &img_path,
+                format!("{} bytes, the manifest says {}", image.len(), program.image_bytes),
+            ));
+        }
+        let crc = crc32fast::hash(&image);
+        if crc != program.image_crc32 {
+            return Err(invalid(&img_path, format!("CRC {crc:08x}, the manifest says {:08x}", program.image_crc32)));
+        }
+        let mut matrices = Vec::with_capacity(program.layers.len());
+        for l in &program.layers {
+            let bytes = (l.offset as usize)
+                .checked_add(l.bytes as usize)
+                .and_then(|end| image.get(l.offset as usize..end))
+                .ok_or_else(|| invalid(&img_path, format!("layer {} lies outside the image", l.name)))?;
+            let m = read_rlc(bytes).map_err(|e| invalid(&img_path, format!("layer {}: {e}", l.name)))?;
+            if (m.rows(), m.cols(), m.panel_rows()) != (l.rows, l.cols, l.panel_rows) {
+                return Err(invalid(
+                    &img_path,
+                    format!("layer {}: the matrix does not have the manifest's shape", l.name),
+                ));
+            }
+            matrices.push(m);
+        }
+        Ok(LoadedProgram { program, arch, matrices })
+    }
+}

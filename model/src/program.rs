@@ -1,0 +1,139 @@
+//! Runs a compiled program (`lacuna_compiler::program`) on the cycle model: each step of its
+//! decode trace, every linear layer as one core job with the step's real activations.
+//!
+//! Contract: [`run_step`] builds, for each layer of the program in execution order, the job the
+//! compiler lowered (its RLC-CSC matrix, its threshold) with the trace's FP16 activation vector
+//! of the layer's input, simulates it, and reports per layer the core's cycles, DRAM bytes and
+//! energy beside dense FP16 GEMV of the same layer on the same hardware
+//! ([`crate::baselines::dense`]). Layers run one after another (the step's dependencies
+//! serialise them), so a step's cycles are the sum of its layers'. The rest of the step
+//! (attention, norms, RoPE, SiLU) is not in these figures.
+
+use crate::baselines::dense;
+use crate::energy::EnergyTable;
+use crate::{simulate, Job, SimError};
+use half::f16;
+use lacuna_compiler::program::{LoadedProgram, ProgramLayer};
+use lacuna_compiler::trace::Trace;
+use lacuna_spec::{ActivationFilter, Activations};
+use serde::Serialize;
+
+/// One layer of one step.
+#[derive(Clone, Debug, Serialize)]
+pub struct LayerRun {
+    /// Layer name.
+    pub name: String,
+    /// Cycles on the Sparse SIMT core.
+    pub cycles: u64,
+    /// Dense FP16 GEMV cycles on the same hardware.
+    pub dense_cycles: u64,
+    /// DRAM bytes read and written by the core.
+    pub dram_bytes: u64,
+    /// Dense: DRAM bytes.
+    pub dense_dram_bytes: u64,
+    /// Core energy, pJ.
+    pub energy_pj: f64,
+    /// Dense energy, pJ.
+    pub dense_energy_pj: f64,
+    /// Active activations of K.
+    pub active_columns: u64,
+    /// Nonzero weights multiplied.
+    pub useful_entries: u64,
+    /// The job's y (for checks against the golden).
+    #[serde(skip)]
+    pub y: Vec<f32>,
+}
+
+/// One decode step.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepRun {
+    /// The step's index in the trace.
+    pub step: usize,
+    /// The token fed at this step.
+    pub token: u32,
+    /// Every layer.
+    pub layers: Vec<LayerRun>,
+}
+
+impl StepRun {
+    /// Sum of a per-layer figure.
+    pub fn total<T: std::iter::Sum<T>>(&self, f: impl Fn(&LayerRun) -> T) -> T {
+        self.layers.iter().map(f).sum()
+    }
+}
+
+/// Why a step could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ProgramRunError {
+    /// The trace does not fit the program.
+    #[error("the trace does not fit the program: {0}")]
+    Mismatch(String),
+    /// The model refused a job.
+    #[error("layer {layer}: {source}")]
+    Sim {
+        /// The layer.
+        layer: String,
+        /// Why.
+        source: SimError,
+    },
+}
+
+/// The dense baseline of each layer (it does not depend on the activations).
+pub fn dense_baselines(p: &LoadedProgram, energy: &EnergyTable) -> Vec<crate::baselines::KernelRun> {
+    p.program.layers.iter().map(|l| dense(&p.arch, l.rows as u64, l.cols as u64, energy)).collect()
+}
+
+/// The trace's activation vector of a layer's input at a step.
+pub fn activations<'t>(trace: &'t Trace, step: usize, layer: &ProgramLayer) -> Result<&'t [f16], ProgramRunError> {
+    let i = trace
+        .header
+        .inputs
+        .iter()
+        .position(|i| i.node == layer.input)
+        .ok_or_else(|| ProgramRunError::Mismatch(format!("no activations for the input of {}", layer.name)))?;
+    let x = &trace.steps[step][i];
+    if x.len() != layer.cols as usize {
+        return Err(ProgramRunError::Mismatch(format!(
+            "{}: {} activations for K = {}",
+            layer.name,
+            x.len(),
+            layer.cols
+        )));
+    }
+    Ok(x)
+}
+
+/// Runs step `step` of `trace` through the cycle model.
+pub fn run_step(
+    p: &LoadedProgram,
+    trace: &Trace,
+    step: usize,
+    energy: &EnergyTable,
+    dense: &[crate::baselines::KernelRun],
+) -> Result<StepRun, ProgramRunError> {
+    if step >= trace.steps.len() {
+        return Err(ProgramRunError::Mismatch(format!("step {step} of a trace of {}", trace.steps.len())));
+    }
+    let mut layers = Vec::with_capacity(p.program.layers.len());
+    for ((l, m), d) in p.program.layers.iter().zip(&p.matrices).zip(dense) {
+        let x = activations(trace, step, l)?;
+        let x = Activations::new(x.to_vec()).map_err(|e| ProgramRunError::Mismatch(format!("{}: {e}", l.name)))?;
+        let filter = ActivationFilter { threshold: f16::from_bits(l.threshold_bits) };
+        let job = Job::new(m, &x, filter);
+        let r = simulate(&p.arch, &job).map_err(|source| ProgramRunError::Sim { layer: l.name.clone(), source })?;
+        let k = &r.counters;
+        layers.push(LayerRun {
+            name: l.name.clone(),
+            cycles: k.cycles,
+            dense_cycles: d.cycles,
+            dram_bytes: k.bytes.loaded() + k.bytes.outputs,
+            dense_dram_bytes: d.bytes_loaded + d.bytes_written,
+            energy_pj: energy.of_core(k, l.cols as u64 * l.panels as u64).total_pj(),
+            dense_energy_pj: d.energy.total_pj(),
+            active_columns: x.active_count(filter) as u64,
+            useful_entries: k.useful_entries,
+            y: r.y,
+        });
+    }
+    Ok(StepRun { step, token: trace.header.tokens[step], layers })
+}

@@ -1,0 +1,105 @@
+//! `lacuna compile`: a real checkpoint to a lacuna program (manifest, memory image, decode trace).
+
+use anyhow::{bail, Context, Result};
+use lacuna_compiler::checkpoint::Checkpoint;
+use lacuna_compiler::compile::{compile, CompileOptions};
+use lacuna_compiler::models::SMOLLM2_135M;
+use lacuna_compiler::passes::prune_weights::PruneMethod;
+use lacuna_compiler::trace::write_trace;
+use lacuna_spec::Arch;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Arguments of `lacuna compile`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A GGUF checkpoint of the Llama family, or `smollm2-135m` (the pinned SmolLM2-135M-Instruct
+    /// in the model cache; scripts/fetch-models.sh fetches it).
+    model: String,
+    /// Weight sparsity of every block linear, in percent (the LM head stays dense).
+    #[arg(long, default_value_t = 50.0)]
+    weight_sparsity: f64,
+    /// Activation sparsity of every block linear's input, in percent (calibrated thresholds).
+    #[arg(long, default_value_t = 50.0)]
+    act_sparsity: f64,
+    /// Pruning method: magnitude or wanda.
+    #[arg(long, default_value = "wanda")]
+    method: String,
+    /// Architecture: a preset (edge, tiny) or a TOML file.
+    #[arg(long, default_value = "edge")]
+    arch: String,
+    /// The prompt of the recorded decode trace.
+    #[arg(long, default_value = "The capital of France is")]
+    prompt: String,
+    /// Tokens generated after the prompt in the trace.
+    #[arg(long, default_value_t = 3)]
+    generate: usize,
+    /// Output directory (program.json, image.bin, trace.lctr).
+    #[arg(short, long)]
+    out: PathBuf,
+}
+
+/// Resolves a model argument: a file, or the name of a pinned model in the cache.
+pub fn model_path(model: &str) -> Result<PathBuf> {
+    if model == SMOLLM2_135M.name {
+        return SMOLLM2_135M.locate().map_err(anyhow::Error::msg);
+    }
+    let p = PathBuf::from(model);
+    if !p.exists() {
+        bail!("{model}: no such file (give a GGUF file or `{}`)", SMOLLM2_135M.name);
+    }
+    Ok(p)
+}
+
+/// Checks a percentage argument and returns it as a fraction.
+pub fn fraction(name: &str, percent: f64) -> Result<f64> {
+    if !(0.0..100.0).contains(&percent) {
+        bail!("--{name} must lie in [0, 100), got {percent}");
+    }
+    Ok(percent / 100.0)
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let arch = Arch::load(&a.arch)?;
+    let method: PruneMethod = a.method.parse().map_err(anyhow::Error::msg)?;
+    let opts = CompileOptions {
+        prompt: a.prompt.clone(),
+        generate: a.generate,
+        ..CompileOptions::new(
+            arch,
+            fraction("weight-sparsity", a.weight_sparsity)?,
+            method,
+            fraction("act-sparsity", a.act_sparsity)?,
+        )
+    };
+    let path = model_path(&a.model)?;
+    let start = Instant::now();
+    let say = |what: &str| eprintln!("[{:>6.1} s] {what}", start.elapsed().as_secs_f64());
+    say(&format!("reading {}", path.display()));
+    let ckpt = Checkpoint::open(&path)?;
+    let c = compile(ckpt, &opts, say).map_err(anyhow::Error::msg)?;
+    c.program.write(&a.out, &c.image)?;
+    let trace_path = a.out.join("trace.lctr");
+    std::fs::write(&trace_path, write_trace(&c.trace)).with_context(|| trace_path.display().to_string())?;
+    let s = &c.program.settings;
+    say(&format!(
+        "wrote {} ({} layers, image {:.1} MB, trace of {} steps)",
+        a.out.display(),
+        c.program.layers.len(),
+        c.program.image_bytes as f64 / 1e6,
+        c.trace.steps.len()
+    ));
+    println!("model          {}", c.program.model);
+    println!("arch           {} ({})", opts.arch.name, c.program.arch_hash);
+    println!("weights        {:.0} % pruned ({})", 100.0 * s.weight_sparsity, s.prune_method);
+    println!(
+        "activations    {:.0} % target; {:.1} % reached on held-out text ({})",
+        100.0 * s.act_sparsity,
+        100.0 * s.held_out_act_sparsity,
+        s.held_out
+    );
+    println!("calibration    {} ({} tokens)", s.calibration, s.calibration_tokens);
+    println!("trace          {:?} -> {:?}", opts.prompt, c.generated);
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,131 @@
+//! `lacuna simulate DIR`: a compiled program's decode trace through the cycle model.
+//!
+//! Prints per layer kind (summed over the blocks) and per token: cycles on the Sparse SIMT
+//! core, dense FP16 GEMV on the same hardware, speedup, DRAM bytes and energy, and the latency
+//! at the arch's clock. `--json` prints the per-step, per-layer figures instead.
+
+use crate::table::Table;
+use anyhow::{Context, Result};
+use lacuna_compiler::program::Program;
+use lacuna_compiler::trace::read_trace;
+use lacuna_model::energy::EnergyTable;
+use lacuna_model::program::{dense_baselines, run_step, StepRun};
+use serde::Serialize;
+use std::path::Path;
+use std::process::ExitCode;
+
+#[derive(Serialize)]
+struct Report<'a> {
+    program: &'a str,
+    model: &'a str,
+    arch: &'a str,
+    arch_hash: &'a str,
+    clock_mhz: u32,
+    settings: &'a lacuna_compiler::program::Settings,
+    trace: String,
+    scope: &'static str,
+    steps: &'a [StepRun],
+}
+
+const SCOPE: &str = "linear layers only (q, k, v, o, gate, up, down, lm_head); attention and the vector unit's operations are not included";
+
+pub fn run(dir: &Path, trace: Option<&Path>, json: bool) -> Result<ExitCode> {
+    let p = Program::read(dir)?;
+    let trace_path = trace.map(Path::to_path_buf).unwrap_or_else(|| dir.join("trace.lctr"));
+    let bytes = std::fs::read(&trace_path).with_context(|| trace_path.display().to_string())?;
+    let t = read_trace(&bytes).with_context(|| trace_path.display().to_string())?;
+    let energy = EnergyTable::default();
+    let dense = dense_baselines(&p, &energy);
+    let mut steps = Vec::new();
+    for s in 0..t.steps.len() {
+        steps.push(run_step(&p, &t, s, &energy, &dense)?);
+    }
+    let clock = p.arch.clock_mhz as f64;
+    if json {
+        let r = Report {
+            program: &dir.display().to_string(),
+            model: &p.program.model,
+            arch: &p.arch.name,
+            arch_hash: &p.program.arch_hash,
+            clock_mhz: p.arch.clock_mhz,
+            settings: &p.program.settings,
+            trace: trace_path.display().to_string(),
+            scope: SCOPE,
+            steps: &steps,
+        };
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("program  {} ({})", dir.display(), p.program.model);
+    println!(
+        "arch     {} ({}), {} MHz; weights {:.0} % ({}), activations {:.0} % target",
+        p.arch.name,
+        p.program.arch_hash,
+        p.arch.clock_mhz,
+        100.0 * p.program.settings.weight_sparsity,
+        p.program.settings.prune_method,
+        100.0 * p.program.settings.act_sparsity
+    );
+    println!("trace    {} ({:?}, {} steps)", trace_path.display(), t.header.prompt, t.steps.len());
+    println!("scope    {SCOPE}\n");
+    // Per layer kind over the blocks, averaged over the steps.
+    let mut kinds: Vec<(String, u64, u64, u64, f64)> = Vec::new();
+    for (i, l) in p.program.layers.iter().enumerate() {
+        let kind = l.kind.name().to_string();
+        let (c, d, b, e) = steps.iter().fold((0, 0, 0, 0.0), |(c, d, b, e), s| {
+            let r = &s.layers[i];
+            (c + r.cycles, d + r.dense_cycles, b + r.dram_bytes, e + r.energy_pj)
+        });
+        match kinds.iter_mut().find(|k| k.0 == kind) {
+            Some(k) => {
+                k.1 += c;
+                k.2 += d;
+                k.3 += b;
+                k.4 += e;
+            }
+            None => kinds.push((kind, c, d, b, e)),
+        }
+    }
+    let n = steps.len().max(1) as u64;
+    let mut tk =
+        Table::new(&["layer kind (all blocks)", "cycles/token", "dense cycles", "speedup", "DRAM MB", "energy uJ"]);
+    for (kind, c, d, b, e) in &kinds {
+        tk.row(vec![
+            kind.clone(),
+            (c / n).to_string(),
+            (d / n).to_string(),
+            format!("{:.2}", *d as f64 / (*c).max(1) as f64),
+            format!("{:.2}", *b as f64 / n as f64 / 1e6),
+            format!("{:.1}", e / n as f64 / 1e6),
+        ]);
+    }
+    print!("{}", tk.render());
+    println!();
+    let mut tt = Table::new(&[
+        "step",
+        "token",
+        "cycles",
+        "latency ms",
+        "dense ms",
+        "speedup",
+        "DRAM MB",
+        "energy uJ",
+        "dense uJ",
+    ]);
+    for s in &steps {
+        let (c, d) = (s.total(|l| l.cycles), s.total(|l| l.dense_cycles));
+        tt.row(vec![
+            s.step.to_string(),
+            s.token.to_string(),
+            c.to_string(),
+            format!("{:.3}", c as f64 / clock / 1e3),
+            format!("{:.3}", d as f64 / clock / 1e3),
+            format!("{:.2}", d as f64 / c.max(1) as f64),
+            format!("{:.2}", s.total(|l| l.dram_bytes) as f64 / 1e6),
+            format!("{:.1}", s.total(|l| l.energy_pj) / 1e6),
+            format!("{:.1}", s.total(|l| l.dense_energy_pj) / 1e6),
+        ]);
+    }
+    print!("{}", tt.render());
+    Ok(ExitCode::SUCCESS)
+}
