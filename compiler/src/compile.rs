@@ -73,6 +73,10 @@ pub struct Compiled {
     pub trace: Trace,
     /// The generated text of the trace (the compiled model's greedy answer).
     pub generated: String,
+    /// The checkpoint as compiled: pruned weights (f32).
+    pub checkpoint: Checkpoint,
+    /// The activation thresholds.
+    pub thresholds: Thresholds,
 }
 
 /// Records each step's linear-layer inputs (FP16) while an inner executor computes.
@@ -222,5 +226,6 @@ pub fn compile(
         image_crc32: crc32fast::hash(&image),
     };
     let generated = ckpt.tokenizer.decode(&generated);
-    Ok(Compiled { program, image, trace, generated })
+    drop(rec);
+    Ok(Compiled { program, image, trace, generated, checkpoint: ckpt, thresholds })
 }
