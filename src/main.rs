@@ -40,6 +40,8 @@ enum Command {
     Merge(cmd::merge::Args),
     /// Write the RTL as Verilog for synthesis flows, with a manifest; --check lints and synthesizes it.
     EmitVerilog(cmd::emit_verilog::Args),
+    /// Accuracy beside speed: perplexity and top-1 agreement of a real model at several sparsity levels, next to its simulated latency and energy.
+    Eval(cmd::eval::Args),
     /// Co-simulate the RTL (Verilator) with the cycle model and the golden references.
     Cosim(cmd::cosim::Args),
 }
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Command::Merge(a) => cmd::merge::run(a),
         Command::EmitVerilog(a) => cmd::emit_verilog::run(a),
         Command::Cosim(a) => cmd::cosim::run(a),
+        Command::Eval(a) => cmd::eval::run(a),
     };
     match result {
         Ok(code) => code,

@@ -364,3 +364,58 @@ fn cosim_on_an_arch_this_build_has_no_rtl_for_says_so() {
     let o = lacuna(&["cosim", "--arch", arch.to_str().unwrap(), "--jobs", "1"]);
     assert_clean_error(&o, "no RTL block `lacuna_core_other`");
 }
+
+#[test]
+fn compile_and_eval_refuse_bad_arguments_clearly() {
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().to_str().unwrap();
+    assert_clean_error(&lacuna(&["compile", "/nonexistent/model.gguf", "-o", o]), "no such file");
+    let not_gguf = out.path().join("x.gguf");
+    std::fs::write(&not_gguf, b"not a model").unwrap();
+    assert_clean_error(&lacuna(&["compile", not_gguf.to_str().unwrap(), "-o", o]), "not a valid GGUF file");
+    assert_clean_error(&lacuna(&["compile", "smollm2-135m", "--weight-sparsity", "100", "-o", o]), "--weight-sparsity");
+    assert_clean_error(&lacuna(&["compile", "smollm2-135m", "--method", "random", "-o", o]), "unknown pruning method");
+    assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--levels", "150"]), "--levels");
+}
+
+/// The real model end to end through the CLI: compile (small calibration), simulate the
+/// program's own trace and the committed one, and refuse a corrupted trace and program.
+#[test]
+fn a_real_model_compiles_and_its_decode_trace_simulates_from_the_command_line() {
+    if lacuna_compiler::models::SMOLLM2_135M.locate().is_err()
+        && std::env::var("LACUNA_REQUIRE_MODELS").as_deref() != Ok("1")
+    {
+        return eprintln!("skipped: SmolLM2 is not in the model cache (scripts/fetch-models.sh)");
+    }
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("w50a50");
+    let d = dir.to_str().unwrap();
+    let small = ["--calibration-docs", "4", "--held-out-docs", "2", "--max-tokens", "32", "--generate", "1"];
+    let mut args = vec!["compile", "smollm2-135m", "--weight-sparsity", "50", "--act-sparsity", "50", "-o", d];
+    args.extend(small);
+    let o = lacuna(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("50 % pruned (wanda)"), "{}", stdout(&o));
+    let o = lacuna(&["simulate", d, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 5, "The capital of France is: 5 prompt steps");
+    assert_eq!(steps[0]["layers"].as_array().unwrap().len(), 211);
+    assert!(v["scope"].as_str().unwrap().contains("attention"));
+    let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/smollm2-135m-w50-a50.lctr");
+    let o = lacuna(&["simulate", d, "--trace", committed]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("lm_head"), "{}", stdout(&o));
+    // A corrupted trace and a corrupted image: one clear line each.
+    let mut bytes = std::fs::read(committed).unwrap();
+    bytes[100] ^= 1;
+    let bad = out.path().join("bad.lctr");
+    std::fs::write(&bad, &bytes).unwrap();
+    assert_clean_error(&lacuna(&["simulate", d, "--trace", bad.to_str().unwrap()]), "CRC");
+    let img = dir.join("image.bin");
+    let mut image = std::fs::read(&img).unwrap();
+    image[5000] ^= 1;
+    std::fs::write(&img, &image).unwrap();
+    assert_clean_error(&lacuna(&["simulate", d]), "CRC");
+}

@@ -115,6 +115,11 @@ impl Checkpoint {
         Ok(Checkpoint { source: file.path.clone(), name, graph, weights, tokenizer: Tokenizer::from_gguf(file)? })
     }
 
+    /// The file name of the source (without its directory), for reports that travel.
+    pub fn file_name(&self) -> &str {
+        std::path::Path::new(&self.source).file_name().and_then(|n| n.to_str()).unwrap_or(&self.source)
+    }
+
     /// The matrix of a weight id.
     pub fn weight(&self, id: WeightId) -> &Matrix {
         &self.weights[id.0 as usize]

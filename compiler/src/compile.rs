@@ -143,63 +143,16 @@ pub fn compile(
     progress(&format!("lowering {} linear layers for arch {}", ckpt.graph.linears().count(), opts.arch.name));
     let lowered = lower_linears(&ckpt, &thresholds, &opts.arch).map_err(|e| e.to_string())?;
 
-    progress("recording the decode trace");
-    let prompt = ckpt.tokenizer.encode(&opts.prompt);
-    if prompt.is_empty() {
-        return Err("the trace prompt is empty".into());
-    }
-    let mut rec = Recorder { inner: Sparsify::new(&thresholds), steps: BTreeMap::new() };
-    let mut seq = Batch::new(&ckpt, 1);
-    let mut tokens = prompt.clone();
-    let mut logits = Vec::new();
-    for &t in &prompt {
-        logits = seq.step(&[(0, t)], &mut rec).map_err(|e| e.to_string())?.remove(0);
-    }
-    let mut generated = Vec::new();
-    for i in 0..opts.generate {
-        let t = argmax(&logits);
-        generated.push(t);
-        if i + 1 < opts.generate {
-            tokens.push(t);
-            logits = seq.step(&[(0, t)], &mut rec).map_err(|e| e.to_string())?.remove(0);
-        }
-    }
     let (image, layers) = build_image(&ckpt.graph, &lowered);
-    // The trace's inputs: every distinct linear input, in first-use order, with its readers.
-    let mut inputs: Vec<TraceInput> = Vec::new();
-    for l in &layers {
-        let reader = TraceReader { node: l.node, name: l.name.clone(), threshold_bits: l.threshold_bits };
-        match inputs.iter_mut().find(|i| i.node == l.input) {
-            Some(i) => i.readers.push(reader),
-            None => inputs.push(TraceInput {
-                node: l.input,
-                name: ckpt.graph.node_at(l.input).name.clone(),
-                len: l.cols as usize,
-                readers: vec![reader],
-            }),
-        }
-    }
-    let steps =
-        (0..tokens.len()).map(|pos| inputs.iter().map(|i| rec.steps[&pos][&i.node].clone()).collect()).collect();
+    progress("recording the decode trace");
     let settings_text = format!(
         "weights {:.0} % {:?}, activations {:.0} %",
         100.0 * opts.weight_sparsity,
         opts.method,
         100.0 * opts.act_sparsity
     );
-    let model = format!("{} ({})", ckpt.name, ckpt.source);
-    let trace = Trace {
-        header: TraceHeader {
-            model: model.clone(),
-            settings: settings_text,
-            prompt: opts.prompt.clone(),
-            tokens: tokens.iter().map(|t| t.0).collect(),
-            prompt_tokens: prompt.len(),
-            inputs,
-            routing: None,
-        },
-        steps,
-    };
+    let (trace, generated) = record_trace(&ckpt, &thresholds, &layers, &opts.prompt, opts.generate, settings_text)?;
+    let model = trace.header.model.clone();
     let program = Program {
         format: FORMAT.into(),
         version: VERSION,
@@ -225,7 +178,67 @@ pub fn compile(
         image_bytes: image.len() as u64,
         image_crc32: crc32fast::hash(&image),
     };
-    let generated = ckpt.tokenizer.decode(&generated);
-    drop(rec);
     Ok(Compiled { program, image, trace, generated, checkpoint: ckpt, thresholds })
+}
+
+/// Records a decode trace of `ckpt` (pruned) with `thresholds`: the prompt, one token at a time,
+/// then `generate` greedy tokens; each step's linear-layer inputs in FP16. `layers` (the
+/// program's) name the inputs and their readers. Returns the trace and the generated text.
+pub fn record_trace(
+    ckpt: &Checkpoint,
+    thresholds: &Thresholds,
+    layers: &[crate::program::ProgramLayer],
+    prompt_text: &str,
+    generate: usize,
+    settings: String,
+) -> Result<(Trace, String), String> {
+    let prompt = ckpt.tokenizer.encode(prompt_text);
+    if prompt.is_empty() {
+        return Err("the trace prompt is empty".into());
+    }
+    let mut rec = Recorder { inner: Sparsify::new(thresholds), steps: BTreeMap::new() };
+    let mut seq = Batch::new(ckpt, 1);
+    let mut tokens = prompt.clone();
+    let mut logits = Vec::new();
+    for &t in &prompt {
+        logits = seq.step(&[(0, t)], &mut rec).map_err(|e| e.to_string())?.remove(0);
+    }
+    let mut generated = Vec::new();
+    for i in 0..generate {
+        let t = argmax(&logits);
+        generated.push(t);
+        if i + 1 < generate {
+            tokens.push(t);
+            logits = seq.step(&[(0, t)], &mut rec).map_err(|e| e.to_string())?.remove(0);
+        }
+    }
+    // The trace's inputs: every distinct linear input, in first-use order, with its readers.
+    let mut inputs: Vec<TraceInput> = Vec::new();
+    for l in layers {
+        let reader = TraceReader { node: l.node, name: l.name.clone(), threshold_bits: l.threshold_bits };
+        match inputs.iter_mut().find(|i| i.node == l.input) {
+            Some(i) => i.readers.push(reader),
+            None => inputs.push(TraceInput {
+                node: l.input,
+                name: ckpt.graph.node_at(l.input).name.clone(),
+                len: l.cols as usize,
+                readers: vec![reader],
+            }),
+        }
+    }
+    let steps =
+        (0..tokens.len()).map(|pos| inputs.iter().map(|i| rec.steps[&pos][&i.node].clone()).collect()).collect();
+    let trace = Trace {
+        header: TraceHeader {
+            model: format!("{} ({})", ckpt.name, ckpt.file_name()),
+            settings,
+            prompt: prompt_text.into(),
+            tokens: tokens.iter().map(|t| t.0).collect(),
+            prompt_tokens: prompt.len(),
+            inputs,
+            routing: None,
+        },
+        steps,
+    };
+    Ok((trace, ckpt.tokenizer.decode(&generated)))
 }

@@ -302,6 +302,9 @@ fn rope(x: &mut [f32], head_dim: usize, inv_freq: &[f32], position: usize) {
     }
 }
 
+/// A callback given (list, position, logits) for each step of [`run_sequences`].
+pub type StepLogits<'a> = dyn FnMut(usize, usize, &[f32]) + 'a;
+
 /// Feeds each token list through its own sequence (teacher forcing), up to `batch` sequences
 /// side by side, and hands every step's logits to `each(list, position, logits)`; with
 /// `each` = `None` the logits are not computed at all.
@@ -310,7 +313,7 @@ pub fn run_sequences(
     lists: &[Vec<TokenId>],
     batch: usize,
     exec: &mut dyn LinearExec,
-    mut each: Option<&mut dyn FnMut(usize, usize, &[f32])>,
+    mut each: Option<&mut StepLogits>,
 ) -> Result<(), ForwardError> {
     for (g, group) in lists.chunks(batch.max(1)).enumerate() {
         let mut b = Batch::new(ckpt, group.len());

@@ -10,6 +10,7 @@ pub mod checkpoint;
 pub mod compile;
 pub mod corpus;
 pub mod encode;
+pub mod eval;
 pub mod forward;
 pub mod gguf;
 pub mod graph;

@@ -212,36 +212,42 @@ impl Program {
             }
         }
         let program: Program = serde_json::from_value(probe).map_err(|e| invalid(&manifest, e.to_string()))?;
+        let img_path = dir.join("image.bin");
+        let image = std::fs::read(&img_path).map_err(io(&img_path))?;
+        program.load(image, &manifest, &img_path)
+    }
+
+    /// Checks a manifest against its image and decodes every layer's matrix; the paths name the
+    /// two in errors.
+    pub fn load(self, image: Vec<u8>, manifest: &Path, img_path: &Path) -> Result<LoadedProgram, ProgramError> {
+        let invalid =
+            |path: &Path, message: String| ProgramError::Invalid { path: path.display().to_string(), message };
+        let program = self;
         let arch = Arch::from_toml_str(&program.arch_toml, "program.json arch_toml")
-            .map_err(|e| invalid(&manifest, format!("its arch: {e}")))?;
+            .map_err(|e| invalid(manifest, format!("its arch: {e}")))?;
         if arch.hash().to_string() != program.arch_hash {
             return Err(invalid(
-                &manifest,
+                manifest,
                 format!("its arch hashes to {}, but the program records {}", arch.hash(), program.arch_hash),
             ));
         }
-        let img_path = dir.join("image.bin");
-        let image = std::fs::read(&img_path).map_err(io(&img_path))?;
         if image.len() as u64 != program.image_bytes {
-            return Err(invalid(
-                &img_path,
-                format!("{} bytes, the manifest says {}", image.len(), program.image_bytes),
-            ));
+            return Err(invalid(img_path, format!("{} bytes, the manifest says {}", image.len(), program.image_bytes)));
         }
         let crc = crc32fast::hash(&image);
         if crc != program.image_crc32 {
-            return Err(invalid(&img_path, format!("CRC {crc:08x}, the manifest says {:08x}", program.image_crc32)));
+            return Err(invalid(img_path, format!("CRC {crc:08x}, the manifest says {:08x}", program.image_crc32)));
         }
         let mut matrices = Vec::with_capacity(program.layers.len());
         for l in &program.layers {
             let bytes = (l.offset as usize)
                 .checked_add(l.bytes as usize)
                 .and_then(|end| image.get(l.offset as usize..end))
-                .ok_or_else(|| invalid(&img_path, format!("layer {} lies outside the image", l.name)))?;
-            let m = read_rlc(bytes).map_err(|e| invalid(&img_path, format!("layer {}: {e}", l.name)))?;
+                .ok_or_else(|| invalid(img_path, format!("layer {} lies outside the image", l.name)))?;
+            let m = read_rlc(bytes).map_err(|e| invalid(img_path, format!("layer {}: {e}", l.name)))?;
             if (m.rows(), m.cols(), m.panel_rows()) != (l.rows, l.cols, l.panel_rows) {
                 return Err(invalid(
-                    &img_path,
+                    img_path,
                     format!("layer {}: the matrix does not have the manifest's shape", l.name),
                 ));
             }

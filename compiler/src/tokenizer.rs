@@ -77,7 +77,7 @@ impl Tokenizer {
             .filter(|&(i, t)| types.get(i) == Some(&3) && !t.is_empty())
             .map(|(i, t)| (t.clone(), i as u32))
             .collect();
-        specials.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        specials.sort_by_key(|s| std::cmp::Reverse(s.0.len()));
         let byte_to_char = byte_chars();
         let char_to_byte = byte_to_char.iter().enumerate().map(|(b, &c)| (c, b as u8)).collect();
         let eos =

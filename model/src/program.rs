@@ -91,6 +91,22 @@ pub fn activations<'t>(trace: &'t Trace, step: usize, layer: &ProgramLayer) -> R
         .iter()
         .position(|i| i.node == layer.input)
         .ok_or_else(|| ProgramRunError::Mismatch(format!("no activations for the input of {}", layer.name)))?;
+    // A trace recorded for another program (other thresholds) would run other jobs.
+    let input = &trace.header.inputs[i];
+    match input.readers.iter().find(|r| r.node == layer.node) {
+        Some(r) if r.threshold_bits == layer.threshold_bits => {}
+        Some(r) => {
+            return Err(ProgramRunError::Mismatch(format!(
+                "{}: the trace was recorded with threshold {}, the program has {} (a trace of another program)",
+                layer.name,
+                f16::from_bits(r.threshold_bits),
+                f16::from_bits(layer.threshold_bits)
+            )))
+        }
+        None => {
+            return Err(ProgramRunError::Mismatch(format!("{} does not read {} in the trace", layer.name, input.name)))
+        }
+    }
     let x = &trace.steps[step][i];
     if x.len() != layer.cols as usize {
         return Err(ProgramRunError::Mismatch(format!(

@@ -88,7 +88,12 @@ fn pruned_layers_hold_exactly_half_zeros_and_thresholds_are_recorded() {
             assert_eq!(l.threshold_bits, 0, "the LM head's input is not sparsified");
         } else {
             // Exactly half pruned; rounding to FP16 may zero a few more (values below 2^-25).
-            assert!(l.weight_zeros >= n / 2 && l.weight_zeros < n / 2 + n / 1000, "{}: {} zeros of {n}", l.name, l.weight_zeros);
+            assert!(
+                l.weight_zeros >= n / 2 && l.weight_zeros < n / 2 + n / 1000,
+                "{}: {} zeros of {n}",
+                l.name,
+                l.weight_zeros
+            );
             assert!(l.threshold_bits > 0, "{} has no threshold", l.name);
         }
     }
@@ -113,4 +118,61 @@ fn a_tampered_program_is_refused_with_the_reason() {
     p.write(dir.path(), &c.image).unwrap();
     let e = Program::read(dir.path()).unwrap_err().to_string();
     assert!(e.contains("version"), "{e}");
+}
+
+/// A small real trace, committed: two decode steps ("The capital") of the program above.
+/// Refresh with `LACUNA_BLESS=1 cargo test -p lacuna-model --test program_real`.
+const COMMITTED_TRACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../traces/smollm2-135m-w50-a50.lctr");
+
+#[test]
+fn the_committed_trace_replays_on_its_program_with_the_golden_bits() {
+    let Some((c, _)) = compiled() else { return };
+    let settings = c.trace.header.settings.clone();
+    let (fresh, _) = lacuna_compiler::compile::record_trace(
+        &c.checkpoint,
+        &c.thresholds,
+        &c.program.layers,
+        "The capital",
+        1,
+        settings,
+    )
+    .unwrap();
+    let fresh_bytes = write_trace(&fresh);
+    if std::env::var_os("LACUNA_BLESS").is_some() {
+        std::fs::write(COMMITTED_TRACE, &fresh_bytes).unwrap();
+    }
+    let committed = std::fs::read(COMMITTED_TRACE).expect("the committed trace (refresh with LACUNA_BLESS=1)");
+    assert!(
+        committed == fresh_bytes,
+        "the trace recorded now differs from the committed one: refresh it with LACUNA_BLESS=1 if the change is meant"
+    );
+    let trace = read_trace(&committed).unwrap();
+    assert_eq!(trace.steps.len(), 2);
+    let dir = tempfile::tempdir().unwrap();
+    c.program.write(dir.path(), &c.image).unwrap();
+    let p = Program::read(dir.path()).unwrap();
+    let energy = EnergyTable::default();
+    let dense = dense_baselines(&p, &energy);
+    for step in 0..trace.steps.len() {
+        let run = run_step(&p, &trace, step, &energy, &dense).unwrap();
+        for ((l, m), r) in p.program.layers.iter().zip(&p.matrices).zip(&run.layers) {
+            let x = Activations::new(activations(&trace, step, l).unwrap().to_vec()).unwrap();
+            let filter = ActivationFilter { threshold: f16::from_bits(l.threshold_bits) };
+            let golden = lacuna_golden::spmspv::column_order(m, &x, filter).unwrap();
+            assert!(golden.iter().zip(&r.y).all(|(a, b)| a.to_bits() == b.to_bits()), "step {step}, {}", l.name);
+        }
+    }
+}
+
+#[test]
+fn a_trace_of_another_program_is_refused_with_the_reason() {
+    let Some((c, _)) = compiled() else { return };
+    let mut trace = c.trace.clone();
+    trace.header.inputs[0].readers[0].threshold_bits ^= 1;
+    let dir = tempfile::tempdir().unwrap();
+    c.program.write(dir.path(), &c.image).unwrap();
+    let p = Program::read(dir.path()).unwrap();
+    let energy = EnergyTable::default();
+    let e = run_step(&p, &trace, 0, &energy, &dense_baselines(&p, &energy)).unwrap_err().to_string();
+    assert!(e.contains("another program"), "{e}");
 }

@@ -35,6 +35,15 @@ pub struct Args {
     /// Tokens generated after the prompt in the trace.
     #[arg(long, default_value_t = 3)]
     generate: usize,
+    /// Calibration documents (4 Debian fortunes each).
+    #[arg(long, default_value_t = 32)]
+    calibration_docs: usize,
+    /// Held-out documents for the activation sparsity check (4 Debian riddles each).
+    #[arg(long, default_value_t = 8)]
+    held_out_docs: usize,
+    /// Tokens per calibration or held-out document at most.
+    #[arg(long, default_value_t = 64)]
+    max_tokens: usize,
     /// Output directory (program.json, image.bin, trace.lctr).
     #[arg(short, long)]
     out: PathBuf,
@@ -66,6 +75,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let opts = CompileOptions {
         prompt: a.prompt.clone(),
         generate: a.generate,
+        calibration_docs: a.calibration_docs,
+        held_out_docs: a.held_out_docs,
+        max_tokens: a.max_tokens,
         ..CompileOptions::new(
             arch,
             fraction("weight-sparsity", a.weight_sparsity)?,
@@ -78,7 +90,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let say = |what: &str| eprintln!("[{:>6.1} s] {what}", start.elapsed().as_secs_f64());
     say(&format!("reading {}", path.display()));
     let ckpt = Checkpoint::open(&path)?;
-    let c = compile(ckpt, &opts, say).map_err(anyhow::Error::msg)?;
+    let mut c = compile(ckpt, &opts, say).map_err(anyhow::Error::msg)?;
+    if a.model == SMOLLM2_135M.name {
+        c.program.model_sha256 = Some(SMOLLM2_135M.sha256.into());
+    }
     c.program.write(&a.out, &c.image)?;
     let trace_path = a.out.join("trace.lctr");
     std::fs::write(&trace_path, write_trace(&c.trace)).with_context(|| trace_path.display().to_string())?;

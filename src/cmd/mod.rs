@@ -4,6 +4,7 @@ pub mod compile;
 pub mod cosim;
 pub mod emit_verilog;
 pub mod encode;
+pub mod eval;
 pub mod inspect;
 pub mod merge;
 pub mod run_program;

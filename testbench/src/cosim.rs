@@ -56,7 +56,7 @@ pub struct Case {
 impl Case {
     /// Whether the case is meant for `arch`.
     pub fn applies_to(&self, arch: &Arch) -> bool {
-        self.archs.as_ref().is_none_or(|a| a.iter().any(|n| *n == arch.name))
+        self.archs.as_ref().is_none_or(|a| a.contains(&arch.name))
     }
 
     /// The job the model and the RTL run.
