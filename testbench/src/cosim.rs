@@ -252,6 +252,9 @@ pub fn named_cases(arch: &Arch) -> Result<Vec<Case>, CaseError> {
     Ok(out)
 }
 
+/// A stripe of nonzeros in a case file: (column, first row, row stride, count, value).
+type Stripe = (u64, u64, u64, u64, f32);
+
 /// A case data file.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -267,7 +270,7 @@ struct CaseFile {
     /// Nonzeros of W: (row, column, value).
     entries: Option<Vec<(u64, u64, f32)>>,
     /// More nonzeros: (column, first row, row stride, count, value).
-    stripes: Option<Vec<(u64, u64, u64, u64, f32)>>,
+    stripes: Option<Vec<Stripe>>,
     /// The archs the case is for (all when absent).
     archs: Option<Vec<String>>,
     /// Raw panels, for streams the encoder does not produce.
