@@ -173,6 +173,7 @@ pub fn compile(
             held_out_act_sparsity,
             held_out: format!("{SOURCE}: riddles, {} documents of 4", held.len()),
         },
+        placement: crate::passes::place::place(&ckpt.graph),
         graph: ckpt.graph.clone(),
         layers,
         image_bytes: image.len() as u64,

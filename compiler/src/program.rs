@@ -104,6 +104,8 @@ pub struct Program {
     pub graph: Graph,
     /// The linear layers, in execution order.
     pub layers: Vec<ProgramLayer>,
+    /// Every node's unit and work (`passes::place`), in graph order.
+    pub placement: Vec<crate::passes::place::Placed>,
     /// Bytes of `image.bin`.
     pub image_bytes: u64,
     /// CRC-32 of `image.bin`.

@@ -34,8 +34,8 @@ pub struct EnergyTable {
 }
 
 /// The event names a table must define.
-pub const EVENTS: [&str; 7] =
-    ["fp16_mul", "fp32_add", "int_add", "compare", "regfile_access", "sram_access_32b", "dram_bit"];
+pub const EVENTS: [&str; 8] =
+    ["fp16_mul", "fp32_add", "fp32_mul", "int_add", "compare", "regfile_access", "sram_access_32b", "dram_bit"];
 
 /// Why a table was refused.
 #[derive(Debug, thiserror::Error)]
@@ -130,6 +130,13 @@ impl EnergyTable {
             multiplier_pj: muls as f64 * self.pj("fp16_mul"),
             accumulator_pj: adds as f64 * (self.pj("fp32_add") + 2.0 * self.pj("regfile_access")),
         }
+    }
+
+    /// Energy of the vector unit for `lane_cycles` lane cycles of FP32 work: each is charged as
+    /// one FP32 multiply and one FP32 add (an upper bound for an add or a compare, a lower one for
+    /// a special function, which is charged per lane cycle it takes).
+    pub fn of_vector(&self, lane_cycles: u64) -> f64 {
+        lane_cycles as f64 * (self.pj("fp32_mul") + self.pj("fp32_add"))
     }
 
     /// Energy of one simulated job of the Sparse SIMT core; `scanned` is the activations examined.

@@ -5,9 +5,12 @@
 //! compiler lowered (its RLC-CSC matrix, its threshold) with the trace's FP16 activation vector
 //! of the layer's input, simulates it, and reports per layer the core's cycles, DRAM bytes and
 //! energy beside dense FP16 GEMV of the same layer on the same hardware
-//! ([`crate::baselines::dense`]). Layers run one after another (the step's dependencies
-//! serialise them), so a step's cycles are the sum of its layers'. The rest of the step
-//! (attention, norms, RoPE, SiLU) is not in these figures.
+//! ([`crate::baselines::dense`]). The rest of the step follows the program's placement
+//! (`lacuna_compiler::passes::place`): attention's matrix-vector jobs over the KV cache as dense
+//! FP16 GEMV on the same core and memory, and the vector unit's element operations at
+//! `vector_unit.lanes` per cycle (a special function takes `special_cycles` lane cycles), its
+//! energy from the table's FP32 multiply and add. Everything runs one after another (each
+//! operation waits for the previous one's result), so a step's cycles are the sum.
 
 use crate::baselines::dense;
 use crate::energy::EnergyTable;
@@ -44,15 +47,30 @@ pub struct LayerRun {
     pub y: Vec<f32>,
 }
 
+/// The work of one unit beside the linear layers in a step.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct UnitRun {
+    /// Cycles.
+    pub cycles: u64,
+    /// DRAM bytes read and written.
+    pub dram_bytes: u64,
+    /// Energy, pJ.
+    pub energy_pj: f64,
+}
+
 /// One decode step.
 #[derive(Clone, Debug, Serialize)]
 pub struct StepRun {
-    /// The step's index in the trace.
+    /// The step's index in the trace (its position: the trace starts at the first token).
     pub step: usize,
     /// The token fed at this step.
     pub token: u32,
-    /// Every layer.
+    /// Every linear layer.
     pub layers: Vec<LayerRun>,
+    /// Attention's matrix-vector jobs on the core (dense, over the KV cache).
+    pub attention: UnitRun,
+    /// The vector unit (norms, RoPE, softmax, SiLU, adds, embedding lookup).
+    pub vector: UnitRun,
 }
 
 impl StepRun {
@@ -60,6 +78,57 @@ impl StepRun {
     pub fn total<T: std::iter::Sum<T>>(&self, f: impl Fn(&LayerRun) -> T) -> T {
         self.layers.iter().map(f).sum()
     }
+
+    /// Cycles of the whole step: linear layers, attention and the vector unit, one after the
+    /// other (each waits for the previous one's result).
+    pub fn cycles(&self) -> u64 {
+        self.total(|l| l.cycles) + self.attention.cycles + self.vector.cycles
+    }
+
+    /// The same step with every linear layer run as dense FP16 GEMV (attention and the vector
+    /// unit unchanged).
+    pub fn dense_cycles(&self) -> u64 {
+        self.total(|l| l.dense_cycles) + self.attention.cycles + self.vector.cycles
+    }
+
+    /// Energy of the whole step, pJ.
+    pub fn energy_pj(&self) -> f64 {
+        self.total(|l| l.energy_pj) + self.attention.energy_pj + self.vector.energy_pj
+    }
+
+    /// Energy of the step with dense linear layers, pJ.
+    pub fn dense_energy_pj(&self) -> f64 {
+        self.total(|l| l.dense_energy_pj) + self.attention.energy_pj + self.vector.energy_pj
+    }
+
+    /// DRAM bytes of the whole step.
+    pub fn dram_bytes(&self) -> u64 {
+        self.total(|l| l.dram_bytes) + self.attention.dram_bytes + self.vector.dram_bytes
+    }
+}
+
+/// Attention's core jobs and the vector unit's work of a step at `positions` cached positions,
+/// from the program's placement.
+pub fn beside_linears(p: &LoadedProgram, positions: u64, energy: &EnergyTable) -> (UnitRun, UnitRun) {
+    let mut attention = UnitRun::default();
+    let mut lane_cycles = 0u64;
+    let special = p.arch.vector_unit.special_cycles as u64;
+    for placed in &p.program.placement {
+        let (ops, specials) = placed.work.vector(positions);
+        lane_cycles += ops + specials * special;
+        for j in placed.work.core_jobs(positions) {
+            let d = dense(&p.arch, j.m, j.k, energy);
+            attention.cycles += j.count * d.cycles;
+            attention.dram_bytes += j.count * (d.bytes_loaded + d.bytes_written);
+            attention.energy_pj += j.count as f64 * d.energy.total_pj();
+        }
+    }
+    let vector = UnitRun {
+        cycles: lane_cycles.div_ceil(p.arch.vector_unit.lanes as u64),
+        dram_bytes: 0,
+        energy_pj: energy.of_vector(lane_cycles),
+    };
+    (attention, vector)
 }
 
 /// Why a step could not run.
@@ -151,5 +220,6 @@ pub fn run_step(
             y: r.y,
         });
     }
-    Ok(StepRun { step, token: trace.header.tokens[step], layers })
+    let (attention, vector) = beside_linears(p, step as u64 + 1, energy);
+    Ok(StepRun { step, token: trace.header.tokens[step], layers, attention, vector })
 }

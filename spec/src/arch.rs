@@ -84,6 +84,25 @@ pub struct SramParams {
     pub colptr_bytes: u32,
 }
 
+/// The vector unit beside the core: the element-wise and reduction work of a decode step that is
+/// not a matrix-vector product (RMSNorm, RoPE, softmax, SiLU, residual adds), in FP32.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VectorUnitParams {
+    /// FP32 element operations per cycle (one per lane).
+    pub lanes: u32,
+    /// Lane cycles of one special function (exp, sin/cos, reciprocal, reciprocal square root).
+    pub special_cycles: u32,
+}
+
+impl Default for VectorUnitParams {
+    /// 16 lanes, 4 cycles per special function: a small SIMD unit, sized to keep the element-wise
+    /// work of a decode step well below its matrix work.
+    fn default() -> Self {
+        VectorUnitParams { lanes: 16, special_cycles: 4 }
+    }
+}
+
 /// Every hardware parameter of one lacuna configuration.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -100,6 +119,9 @@ pub struct Arch {
     pub memory: MemoryParams,
     /// On-chip buffers.
     pub sram: SramParams,
+    /// The vector unit (the default where an arch file has no `[vector_unit]` section).
+    #[serde(default)]
+    pub vector_unit: VectorUnitParams,
 }
 
 /// A stable digest of an [`Arch`]: the first 16 hex digits of SHA-256 over its canonical JSON.
@@ -285,6 +307,13 @@ impl Arch {
                 "sram.activation_bytes must hold at least one FP16 value, got {}",
                 self.sram.activation_bytes
             ));
+        }
+        let v = &self.vector_unit;
+        if v.lanes == 0 || v.lanes > 4096 {
+            return bad(format!("vector_unit.lanes must be in 1..=4096, got {}", v.lanes));
+        }
+        if v.special_cycles == 0 || v.special_cycles > 1024 {
+            return bad(format!("vector_unit.special_cycles must be in 1..=1024, got {}", v.special_cycles));
         }
         if self.sram.colptr_bytes < 8 {
             return bad(format!(

@@ -93,7 +93,7 @@ struct Report<'a> {
 
 const PROMPT: &str = "The capital of France is";
 const NUMERICS: &str = "accuracy: golden f32 forward with the pruned weights and the hardware's activation drops; speed and energy: the cycle model on the compiled program (FP16 weights and activations, FP32 accumulation)";
-const SCOPE: &str = "speed and energy cover the linear layers (q, k, v, o, gate, up, down, lm_head) of a decode step, averaged over the trace's steps; attention and the vector unit are not included. SmolLM2 is a dense SiLU model, not a ReLU model, and not a MoE";
+const SCOPE: &str = "speed and energy cover the whole decode step (linear layers on the core, attention as dense core jobs over the KV cache, the vector unit), averaged over the trace's steps; dense: the linear layers as dense FP16 GEMV on the same hardware. SmolLM2 is a dense SiLU model, not a ReLU model, and not a MoE";
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let arch = Arch::load(&a.arch)?;
@@ -135,11 +135,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let (mut cyc, mut dcyc, mut bytes, mut e, mut de) = (0u64, 0u64, 0u64, 0f64, 0f64);
         for s in 0..steps {
             let r = run_step(&p, &c.trace, s, &energy, &base)?;
-            cyc += r.total(|l| l.cycles);
-            dcyc += r.total(|l| l.dense_cycles);
-            bytes += r.total(|l| l.dram_bytes);
-            e += r.total(|l| l.energy_pj);
-            de += r.total(|l| l.dense_energy_pj);
+            cyc += r.cycles();
+            dcyc += r.dense_cycles();
+            bytes += r.dram_bytes();
+            e += r.energy_pj();
+            de += r.dense_energy_pj();
         }
         let n = steps as f64;
         let clock = arch.clock_mhz as f64;

@@ -1,8 +1,9 @@
 //! `lacuna simulate DIR`: a compiled program's decode trace through the cycle model.
 //!
-//! Prints per layer kind (summed over the blocks) and per token: cycles on the Sparse SIMT
-//! core, dense FP16 GEMV on the same hardware, speedup, DRAM bytes and energy, and the latency
-//! at the arch's clock. `--json` prints the per-step, per-layer figures instead.
+//! Prints per layer kind (summed over the blocks, plus attention and the vector unit) and per
+//! token: cycles, the same with dense FP16 GEMV linear layers on the same hardware, speedup, DRAM
+//! bytes and energy, and the latency at the arch's clock. `--json` prints the per-step,
+//! per-layer figures instead.
 
 use crate::table::Table;
 use anyhow::{Context, Result};
@@ -27,7 +28,7 @@ struct Report<'a> {
     steps: &'a [StepRun],
 }
 
-const SCOPE: &str = "linear layers only (q, k, v, o, gate, up, down, lm_head); attention and the vector unit's operations are not included";
+const SCOPE: &str = "the whole decode step: linear layers on the Sparse SIMT core; attention over the KV cache as dense jobs on the core; norms, RoPE, softmax, SiLU and adds on the vector unit; serial. Dense: the linear layers as dense FP16 GEMV on the same hardware, the rest the same";
 
 pub fn run(dir: &Path, trace: Option<&Path>, json: bool) -> Result<ExitCode> {
     let p = Program::read(dir)?;
@@ -99,6 +100,30 @@ pub fn run(dir: &Path, trace: Option<&Path>, json: bool) -> Result<ExitCode> {
             format!("{:.1}", e / n as f64 / 1e6),
         ]);
     }
+    let (mut ac, mut ab, mut ae, mut vc, mut ve) = (0u64, 0u64, 0f64, 0u64, 0f64);
+    for s in &steps {
+        ac += s.attention.cycles;
+        ab += s.attention.dram_bytes;
+        ae += s.attention.energy_pj;
+        vc += s.vector.cycles;
+        ve += s.vector.energy_pj;
+    }
+    tk.row(vec![
+        "attention (core, dense)".into(),
+        (ac / n).to_string(),
+        (ac / n).to_string(),
+        "1.00".into(),
+        format!("{:.2}", ab as f64 / n as f64 / 1e6),
+        format!("{:.1}", ae / n as f64 / 1e6),
+    ]);
+    tk.row(vec![
+        "vector unit".into(),
+        (vc / n).to_string(),
+        (vc / n).to_string(),
+        "1.00".into(),
+        "0.00".into(),
+        format!("{:.1}", ve / n as f64 / 1e6),
+    ]);
     print!("{}", tk.render());
     println!();
     let mut tt = Table::new(&[
@@ -113,7 +138,7 @@ pub fn run(dir: &Path, trace: Option<&Path>, json: bool) -> Result<ExitCode> {
         "dense uJ",
     ]);
     for s in &steps {
-        let (c, d) = (s.total(|l| l.cycles), s.total(|l| l.dense_cycles));
+        let (c, d) = (s.cycles(), s.dense_cycles());
         tt.row(vec![
             s.step.to_string(),
             s.token.to_string(),
@@ -121,9 +146,9 @@ pub fn run(dir: &Path, trace: Option<&Path>, json: bool) -> Result<ExitCode> {
             format!("{:.3}", c as f64 / clock / 1e3),
             format!("{:.3}", d as f64 / clock / 1e3),
             format!("{:.2}", d as f64 / c.max(1) as f64),
-            format!("{:.2}", s.total(|l| l.dram_bytes) as f64 / 1e6),
-            format!("{:.1}", s.total(|l| l.energy_pj) / 1e6),
-            format!("{:.1}", s.total(|l| l.dense_energy_pj) / 1e6),
+            format!("{:.2}", s.dram_bytes() as f64 / 1e6),
+            format!("{:.1}", s.energy_pj() / 1e6),
+            format!("{:.1}", s.dense_energy_pj() / 1e6),
         ]);
     }
     print!("{}", tt.render());
