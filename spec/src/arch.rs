@@ -418,6 +418,17 @@ mod tests {
     }
 
     #[test]
+    fn a_vector_unit_without_lanes_is_refused_and_a_file_without_the_section_gets_the_default() {
+        let mut arch = Arch::default();
+        arch.vector_unit.lanes = 0;
+        let err = arch.validate().unwrap_err().to_string();
+        assert!(err.contains("vector_unit.lanes must be in 1..=4096, got 0"), "{err}");
+        let text = Arch::default().to_toml();
+        let cut = &text[..text.find("[vector_unit]").expect("the section is written")];
+        assert_eq!(Arch::from_toml_str(cut, "t").unwrap().vector_unit, VectorUnitParams::default());
+    }
+
+    #[test]
     fn an_unknown_field_is_refused() {
         let text = Arch::default().to_toml().replace("[core]", "[core]\nbogus = 3");
         let err = Arch::from_toml_str(&text, "t").unwrap_err().to_string();
