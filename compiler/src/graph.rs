@@ -264,24 +264,30 @@ impl Graph {
     }
 }
 
+/// A tiny Llama shape for unit tests of the graph and its passes.
+#[cfg(test)]
+pub(crate) fn tiny_config() -> LlamaConfig {
+    LlamaConfig {
+        layers: 2,
+        hidden: 8,
+        ffn: 16,
+        heads: 4,
+        kv_heads: 2,
+        head_dim: 2,
+        vocab: 10,
+        rms_eps: 1e-5,
+        rope_base: 1e4,
+        context: 64,
+        tied_output: true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn tiny() -> LlamaConfig {
-        LlamaConfig {
-            layers: 2,
-            hidden: 8,
-            ffn: 16,
-            heads: 4,
-            kv_heads: 2,
-            head_dim: 2,
-            vocab: 10,
-            rms_eps: 1e-5,
-            rope_base: 1e4,
-            context: 64,
-            tied_output: true,
-        }
+        tiny_config()
     }
 
     #[test]

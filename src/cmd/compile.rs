@@ -88,8 +88,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let path = model_path(&a.model)?;
     let start = Instant::now();
     let say = |what: &str| eprintln!("[{:>6.1} s] {what}", start.elapsed().as_secs_f64());
-    say(&format!("reading {}", path.display()));
+    // Read (and check) the file before any progress line, so a bad file is one error line.
     let ckpt = Checkpoint::open(&path)?;
+    say(&format!("read {}", path.display()));
     let mut c = compile(ckpt, &opts, say).map_err(anyhow::Error::msg)?;
     if a.model == SMOLLM2_135M.name {
         c.program.model_sha256 = Some(SMOLLM2_135M.sha256.into());

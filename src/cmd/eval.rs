@@ -99,6 +99,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let arch = Arch::load(&a.arch)?;
     let method: PruneMethod = a.method.parse().map_err(anyhow::Error::msg)?;
     let path = model_path(&a.model)?;
+    // Every argument is checked before any work, so a mistake is one error line, at once.
+    let fractions: Vec<f64> = a.levels.iter().map(|&l| fraction("levels", l)).collect::<Result<_>>()?;
     let start = Instant::now();
     let say = |what: &str| eprintln!("[{:>6.1} s] {what}", start.elapsed().as_secs_f64());
     let dense = Checkpoint::open(&path)?;
@@ -113,8 +115,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     drop(dense);
     let energy = EnergyTable::default();
     let mut rows = Vec::new();
-    for &level in &a.levels {
-        let x = fraction("levels", level)?;
+    for (&level, &x) in a.levels.iter().zip(&fractions) {
         say(&format!("level {level} %: compiling"));
         let mut opts = CompileOptions::new(arch.clone(), x, method, x);
         opts.calibration_docs = a.calibration_docs;

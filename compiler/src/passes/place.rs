@@ -127,23 +127,10 @@ pub fn place(graph: &Graph) -> Vec<Placed> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::LlamaConfig;
 
     #[test]
     fn every_node_is_placed_and_attention_grows_with_the_positions() {
-        let g = Graph::llama(&LlamaConfig {
-            layers: 2,
-            hidden: 8,
-            ffn: 16,
-            heads: 4,
-            kv_heads: 2,
-            head_dim: 2,
-            vocab: 10,
-            rms_eps: 1e-5,
-            rope_base: 1e4,
-            context: 64,
-            tied_output: true,
-        });
+        let g = Graph::llama(&crate::graph::tiny_config());
         let p = place(&g);
         assert_eq!(p.len(), g.nodes.len());
         let att = p.iter().find(|p| matches!(p.work, Work::Attention { .. })).unwrap();
