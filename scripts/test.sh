@@ -44,7 +44,9 @@ cargo test --workspace --locked
 # The release targets (benchmarks, the CLI) need only the Verilated cores, not every block.
 export LACUNA_VERILATE=cores
 log "benchmarks compile (release; run them with cargo bench)"
-cargo bench --workspace --locked --no-run
+# Only the bench targets: `cargo bench` alone would also build every crate's test harness and its
+# dev-dependencies (candle, the compiler's test-only check) in release, minutes for nothing.
+cargo bench --workspace --locked --no-run --bench '*'
 
 log "the README's main jobs, on one small shape (a smoke test of the release path)"
 cargo run --release --locked -- simulate --shape 512x1024 >/dev/null

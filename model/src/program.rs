@@ -154,6 +154,9 @@ pub fn dense_baselines(p: &LoadedProgram, energy: &EnergyTable) -> Vec<crate::ba
 
 /// The trace's activation vector of a layer's input at a step.
 pub fn activations<'t>(trace: &'t Trace, step: usize, layer: &ProgramLayer) -> Result<&'t [f16], ProgramRunError> {
+    if step >= trace.steps.len() {
+        return Err(ProgramRunError::Mismatch(format!("step {step} of a trace of {}", trace.steps.len())));
+    }
     let i = trace
         .header
         .inputs
