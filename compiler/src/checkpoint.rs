@@ -95,7 +95,7 @@ impl Checkpoint {
         };
         let graph = Graph::llama(&config);
         let mut weights: Vec<Matrix> = Vec::with_capacity(graph.weights.len());
-        for (i, w) in graph.weights.iter().enumerate() {
+        for w in &graph.weights {
             let info = file.tensor(&w.tensor).ok_or_else(|| missing(format!("tensor {} is missing", w.tensor)))?;
             let expected: Vec<u64> = if w.rows == 1 { vec![w.cols as u64] } else { vec![w.cols as u64, w.rows as u64] };
             if info.dims != expected {
@@ -104,11 +104,7 @@ impl Checkpoint {
                     w.tensor, info.dims, expected
                 )));
             }
-            // A tied head shares its table: load it once.
-            if let Some(j) = graph.weights[..i].iter().position(|p| p.tensor == w.tensor) {
-                weights.push(weights[j].clone());
-                continue;
-            }
+            // A tied head is the embedding's own WeightId (`Graph::llama`): each tensor loads once.
             weights.push(Matrix { rows: w.rows, cols: w.cols, data: file.dequantize(&w.tensor)? });
         }
         let name = file.metadata.get("general.name").and_then(|v| v.as_str()).unwrap_or("unnamed").to_string();
