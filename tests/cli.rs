@@ -373,6 +373,11 @@ fn compile_and_eval_refuse_bad_arguments_clearly() {
     let not_gguf = out.path().join("x.gguf");
     std::fs::write(&not_gguf, b"not a model").unwrap();
     assert_clean_error(&lacuna(&["compile", not_gguf.to_str().unwrap(), "-o", o]), "not a valid GGUF file");
+    let hf = out.path().join("hf");
+    std::fs::create_dir(&hf).unwrap();
+    assert_clean_error(&lacuna(&["compile", hf.to_str().unwrap(), "-o", o]), "config.json");
+    std::fs::write(hf.join("config.json"), r#"{"model_type": "llama", "hidden_size": 8}"#).unwrap();
+    assert_clean_error(&lacuna(&["compile", hf.to_str().unwrap(), "-o", o]), "not a Llama config.json");
     assert_clean_error(&lacuna(&["compile", "smollm2-135m", "--weight-sparsity", "100", "-o", o]), "--weight-sparsity");
     assert_clean_error(&lacuna(&["compile", "smollm2-135m", "--method", "random", "-o", o]), "unknown pruning method");
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--levels", "150"]), "--levels");

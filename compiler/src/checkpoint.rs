@@ -1,13 +1,16 @@
 //! A real checkpoint in memory: its decode-step graph, its weights as f32 matrices and its
-//! tokenizer, read from a GGUF file.
+//! tokenizer, read from a GGUF file or a Hugging Face directory (config.json + safetensors,
+//! [`crate::hf`]).
 //!
-//! Contract: [`Checkpoint::open`] reads the model's shape from the file's own metadata
-//! (`llama.*` keys), builds [`Graph::llama`], and loads every weight the graph names with the
-//! dimensions the graph expects; a missing tensor, a wrong shape, an unsupported architecture or
-//! tensor type is an error naming it. Weights are dequantized to f32 exactly as ggml does
-//! ([`crate::gguf`]), so the golden forward sees the checkpoint's values, not a re-rounding.
+//! Contract: [`Checkpoint::open`] reads the model's shape from the checkpoint's own metadata
+//! (GGUF `llama.*` keys, or config.json), builds [`Graph::llama`], and loads every weight the
+//! graph names with the dimensions the graph expects; a missing tensor, a wrong shape, an
+//! unsupported architecture or tensor type is an error naming it. GGUF weights are dequantized to
+//! f32 exactly as ggml does ([`crate::gguf`]), so the golden forward sees the checkpoint's values,
+//! not a re-rounding.
 
 use crate::gguf::{GgufError, GgufFile};
+use crate::hf;
 use crate::graph::{Graph, LlamaConfig, WeightId};
 use crate::tokenizer::Tokenizer;
 use std::path::Path;
@@ -30,6 +33,23 @@ impl Matrix {
     }
 }
 
+/// Why a checkpoint could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// A GGUF file's error.
+    #[error(transparent)]
+    Gguf(#[from] GgufError),
+    /// A Hugging Face directory (config.json, safetensors, tokenizer.json) that cannot be read or
+    /// is not a supported model.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file or directory.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
 /// A loaded checkpoint.
 #[derive(Debug)]
 pub struct Checkpoint {
@@ -46,10 +66,17 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
-    /// Reads a GGUF checkpoint of the Llama family.
-    pub fn open(path: &Path) -> Result<Self, GgufError> {
-        let file = GgufFile::open(path)?;
-        Self::from_gguf(&file)
+    /// Reads a checkpoint of the Llama family: a GGUF file, or a Hugging Face directory (given
+    /// as the directory, or as its config.json or one of its .safetensors files).
+    pub fn open(path: &Path) -> Result<Self, CheckpointError> {
+        if path.is_dir() {
+            return hf::open(path);
+        }
+        let hf_file = path.extension().is_some_and(|e| e == "safetensors" || e == "json");
+        match path.parent() {
+            Some(dir) if hf_file => hf::open(if dir.as_os_str().is_empty() { Path::new(".") } else { dir }),
+            _ => Ok(Self::from_gguf(&GgufFile::open(path)?)?),
+        }
     }
 
     /// Builds the checkpoint from a parsed GGUF file.
@@ -65,10 +92,8 @@ impl Checkpoint {
             Some(_) => get("attention.head_count_kv")?,
             None => heads,
         };
-        if heads == 0 || kv_heads == 0 || hidden % heads != 0 || heads % kv_heads != 0 {
-            return Err(missing(format!(
-                "attention shape: {heads} heads over {kv_heads} KV heads and hidden size {hidden} do not divide"
-            )));
+        if heads == 0 || hidden % heads != 0 {
+            return Err(missing(format!("attention shape: {heads} heads do not divide the hidden size {hidden}")));
         }
         let head_dim = hidden / heads;
         if let Some(rope) = file.metadata.get("llama.rope.dimension_count").and_then(|v| v.as_u64()) {
@@ -93,6 +118,7 @@ impl Checkpoint {
             context: get("context_length")?,
             tied_output: file.tensor("output.weight").is_none(),
         };
+        config.check().map_err(missing)?;
         let graph = Graph::llama(&config);
         let mut weights: Vec<Matrix> = Vec::with_capacity(graph.weights.len());
         for w in &graph.weights {

@@ -291,7 +291,7 @@ impl<'a> Forward<'a> {
 
 /// Interleaved RoPE at `position`: pairs (2i, 2i+1) of each head rotate by
 /// `position * base^(-2i/head_dim)`.
-fn rope(x: &mut [f32], head_dim: usize, inv_freq: &[f32], position: usize) {
+pub(crate) fn rope(x: &mut [f32], head_dim: usize, inv_freq: &[f32], position: usize) {
     for head in x.chunks_exact_mut(head_dim) {
         for (i, &f) in inv_freq.iter().enumerate() {
             let (sin, cos) = (position as f32 * f).sin_cos();

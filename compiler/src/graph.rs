@@ -52,6 +52,51 @@ pub struct LlamaConfig {
     pub tied_output: bool,
 }
 
+/// The largest size a checkpoint may declare for any one dimension (hidden, FFN, vocabulary,
+/// attention width): far above any model this tool targets, low enough that no product of two
+/// overflows and that a corrupted header cannot make the graph builder loop or allocate for ever.
+pub const MAX_DIMENSION: usize = 1 << 22;
+/// The most transformer blocks a checkpoint may declare.
+pub const MAX_LAYERS: usize = 4096;
+
+impl LlamaConfig {
+    /// Checks that the shape is one the graph can be built for: every size non-zero and within
+    /// [`MAX_DIMENSION`] / [`MAX_LAYERS`], query heads a multiple of the KV heads, an even head
+    /// size (RoPE rotates pairs). The error says which.
+    pub fn check(&self) -> Result<(), String> {
+        if self.layers == 0 || self.layers > MAX_LAYERS {
+            return Err(format!("{} layers (1 to {MAX_LAYERS} supported)", self.layers));
+        }
+        let sizes = [
+            ("hidden size", self.hidden),
+            ("FFN size", self.ffn),
+            ("vocabulary", self.vocab),
+            ("context", self.context),
+            ("head count", self.heads),
+            ("KV head count", self.kv_heads),
+            ("head size", self.head_dim),
+        ];
+        for (what, n) in sizes {
+            if n == 0 || n > MAX_DIMENSION {
+                return Err(format!("{what} {n} (1 to {MAX_DIMENSION} supported)"));
+            }
+        }
+        if self.heads % self.kv_heads != 0 || self.head_dim % 2 != 0 {
+            return Err(format!(
+                "attention shape: {} heads over {} KV heads of size {} (heads must be a multiple of KV heads, the size even)",
+                self.heads, self.kv_heads, self.head_dim
+            ));
+        }
+        if self.heads * self.head_dim > MAX_DIMENSION {
+            return Err(format!("attention width {} (at most {MAX_DIMENSION})", self.heads * self.head_dim));
+        }
+        if !(self.rms_eps.is_finite() && self.rms_eps >= 0.0 && self.rope_base.is_finite() && self.rope_base > 0.0) {
+            return Err(format!("RMSNorm epsilon {} or RoPE base {} out of range", self.rms_eps, self.rope_base));
+        }
+        Ok(())
+    }
+}
+
 /// What a linear layer computes, for reports and per-kind settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -14,6 +14,7 @@ pub mod eval;
 pub mod forward;
 pub mod gguf;
 pub mod graph;
+pub mod hf;
 pub mod input;
 pub mod models;
 pub mod passes;

@@ -60,29 +60,53 @@ impl Tokenizer {
         }
         let tokens: Vec<String> =
             file.require_strings("tokenizer.ggml.tokens")?.into_iter().map(String::from).collect();
-        let merges = file.require_strings("tokenizer.ggml.merges")?;
+        let mut merges = Vec::new();
+        for (rank, m) in file.require_strings("tokenizer.ggml.merges")?.into_iter().enumerate() {
+            let (a, b) = m.split_once(' ').ok_or_else(|| missing(format!("merge #{rank} {m:?} is not two symbols")))?;
+            merges.push((a.to_string(), b.to_string()));
+        }
         let types: Vec<u64> = match file.metadata.get("tokenizer.ggml.token_type") {
             Some(MetaValue::Array(t)) => t.iter().map(|v| v.as_u64().unwrap_or(1)).collect(),
             _ => vec![1; tokens.len()],
         };
-        let mut ranks = HashMap::with_capacity(merges.len());
-        for (rank, m) in merges.iter().enumerate() {
-            let (a, b) = m.split_once(' ').ok_or_else(|| missing(format!("merge #{rank} {m:?} is not two symbols")))?;
-            ranks.insert((a.to_string(), b.to_string()), rank as u32);
-        }
+        let control = (0..tokens.len() as u32).filter(|&i| types.get(i as usize) == Some(&3)).collect();
+        let eos =
+            file.metadata.get("tokenizer.ggml.eos_token_id").and_then(MetaValue::as_u64).map(|v| TokenId(v as u32));
+        Ok(Self::from_parts(tokens, merges, control, eos))
+    }
+
+    /// Builds a tokenizer from its vocabulary (token strings by id, in GPT-2's byte-to-character
+    /// alphabet), its merges by rank, the ids of its control tokens and its end-of-sequence token.
+    pub fn from_parts(
+        tokens: Vec<String>,
+        merges: Vec<(String, String)>,
+        control: Vec<u32>,
+        eos: Option<TokenId>,
+    ) -> Self {
+        let ranks = merges.into_iter().enumerate().map(|(rank, m)| (m, rank as u32)).collect();
         let ids: HashMap<String, u32> = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
-        let mut specials: Vec<(String, u32)> = tokens
-            .iter()
-            .enumerate()
-            .filter(|&(i, t)| types.get(i) == Some(&3) && !t.is_empty())
-            .map(|(i, t)| (t.clone(), i as u32))
+        let mut specials: Vec<(String, u32)> = control
+            .into_iter()
+            .filter_map(|i| tokens.get(i as usize).filter(|t| !t.is_empty()).map(|t| (t.clone(), i)))
             .collect();
         specials.sort_by_key(|s| std::cmp::Reverse(s.0.len()));
         let byte_to_char = byte_chars();
         let char_to_byte = byte_to_char.iter().enumerate().map(|(b, &c)| (c, b as u8)).collect();
-        let eos =
-            file.metadata.get("tokenizer.ggml.eos_token_id").and_then(MetaValue::as_u64).map(|v| TokenId(v as u32));
-        Ok(Tokenizer { tokens, ids, ranks, specials, byte_to_char, char_to_byte, eos })
+        Tokenizer { tokens, ids, ranks, specials, byte_to_char, char_to_byte, eos }
+    }
+
+    /// The merges, lowest rank (applied first) first.
+    pub fn merges(&self) -> Vec<(&str, &str)> {
+        let mut m: Vec<(&(String, String), &u32)> = self.ranks.iter().collect();
+        m.sort_by_key(|&(_, &rank)| rank);
+        m.into_iter().map(|((a, b), _)| (a.as_str(), b.as_str())).collect()
+    }
+
+    /// The control tokens' ids, ascending.
+    pub fn control_tokens(&self) -> Vec<TokenId> {
+        let mut ids: Vec<TokenId> = self.specials.iter().map(|&(_, i)| TokenId(i)).collect();
+        ids.sort();
+        ids
     }
 
     /// Vocabulary size.

@@ -79,3 +79,24 @@ fn a_batch_of_sequences_gives_the_same_bits_as_each_sequence_alone() {
         }
     }
 }
+
+#[test]
+fn the_checkpoint_written_as_a_hugging_face_directory_reads_back_to_the_same_logits() {
+    let Some(m) = smollm2() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Query/key rows go out in Hugging Face's half-split RoPE layout and come back interleaved;
+    // names, shards, config.json and tokenizer.json all go through the Hugging Face reader.
+    lacuna_compiler::hf::write_dir(m, dir.path(), 2).unwrap();
+    let hf = Checkpoint::open(dir.path()).unwrap();
+    assert_eq!(hf.graph, m.graph);
+    assert!(hf.weights == m.weights, "the weights differ after the round trip");
+    let text = "The capital of France is Paris. It's 2024: naïve café.<|im_end|>";
+    assert_eq!(hf.tokenizer.encode(text), m.tokenizer.encode(text));
+    let prompt = m.tokenizer.encode("The capital of France is");
+    let (mut a, mut b) = (Forward::new(m), Forward::new(&hf));
+    for &t in &prompt {
+        let (la, lb) = (a.step(t, &mut Dense).unwrap(), b.step(t, &mut Dense).unwrap());
+        assert!(la == lb, "logits differ at token {t:?}");
+    }
+    assert_eq!(greedy(&hf, &prompt, 1, &mut Dense).unwrap(), ids(&[7042]));
+}

@@ -14,8 +14,9 @@ use std::time::Instant;
 /// Arguments of `lacuna compile`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A GGUF checkpoint of the Llama family, or `smollm2-135m` (the pinned SmolLM2-135M-Instruct
-    /// in the model cache; scripts/fetch-models.sh fetches it).
+    /// A checkpoint of the Llama family: a GGUF file, a Hugging Face directory (config.json,
+    /// *.safetensors, tokenizer.json), or `smollm2-135m` (the pinned SmolLM2-135M-Instruct in the
+    /// model cache; scripts/fetch-models.sh fetches it).
     model: String,
     /// Weight sparsity of every block linear, in percent (the LM head stays dense).
     #[arg(long, default_value_t = 50.0)]
@@ -56,7 +57,7 @@ pub fn model_path(model: &str) -> Result<PathBuf> {
     }
     let p = PathBuf::from(model);
     if !p.exists() {
-        bail!("{model}: no such file (give a GGUF file or `{}`)", SMOLLM2_135M.name);
+        bail!("{model}: no such file or directory (give a GGUF file, a Hugging Face checkpoint directory or `{}`)", SMOLLM2_135M.name);
     }
     Ok(p)
 }

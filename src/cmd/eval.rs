@@ -27,7 +27,8 @@ use std::time::Instant;
 /// Arguments of `lacuna eval`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A GGUF checkpoint of the Llama family, or `smollm2-135m` (the pinned model in the cache).
+    /// A checkpoint of the Llama family (a GGUF file or a Hugging Face directory), or
+    /// `smollm2-135m` (the pinned model in the cache).
     #[arg(default_value = "smollm2-135m")]
     model: String,
     /// Dual-sparsity levels in percent (weights and activations alike).
