@@ -1,8 +1,12 @@
 //! # lacuna-compiler: from weights to what the hardware runs
 //!
-//! So far: reading dense weight matrices from `.npy` and `.safetensors` files ([`input`]),
+//! Two paths. Single matrices: dense weights from `.npy` and `.safetensors` files ([`input`]),
 //! exact magnitude pruning of weights and activations ([`prune`]), parallel RLC-CSC encoding in
 //! row panels ([`encode`]), and the synthetic workloads of the Celty paper ([`workload`]).
+//! Real LLMs (`docs/compiler.md`): checkpoints from GGUF ([`gguf`]) or Hugging Face directories
+//! ([`hf`]) into a [`checkpoint::Checkpoint`] (graph IR [`graph`], tokenizer [`tokenizer`]), the
+//! golden forward ([`forward`]), the passes ([`passes`]), and the program and trace formats
+//! ([`program`], [`trace`]) that [`compile::compile`] writes.
 #![warn(missing_docs)]
 
 pub mod calibrate;
