@@ -2,7 +2,8 @@
 //!
 //! For each level x (weights pruned to x % per block linear, activations thresholded for x %):
 //! compile the model (calibrating on Debian fortunes), measure perplexity and top-1 agreement
-//! with the dense model on held-out literature (`lacuna_compiler::eval`), and simulate the
+//! with the dense model on held-out literature (`lacuna_compiler::eval`), with f32 products
+//! and with the core's FP16 numerics (`--numerics`), and simulate the
 //! compiled program's decode trace on the cycle model: cycles, latency, DRAM bytes and energy
 //! per token for the linear layers, against dense FP16 GEMV on the same hardware.
 
@@ -12,7 +13,7 @@ use anyhow::{Context, Result};
 use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::compile::{compile, CompileOptions};
 use lacuna_compiler::corpus::{fortunes, join, Split, SOURCE};
-use lacuna_compiler::eval::{accuracy, Accuracy};
+use lacuna_compiler::eval::{accuracy, Accuracy, Numerics};
 use lacuna_compiler::passes::act_thresholds::Thresholds;
 use lacuna_compiler::passes::prune_weights::PruneMethod;
 use lacuna_compiler::tokenizer::TokenId;
@@ -49,6 +50,10 @@ pub struct Args {
     /// Tokens per document at most.
     #[arg(long, default_value_t = 64)]
     max_tokens: usize,
+    /// Which numerics the accuracy is measured with: f32 products, the core's (FP16 weights and
+    /// activations, FP32 column-order sums), or both side by side.
+    #[arg(long, value_enum, default_value_t = NumericsArg::Both)]
+    numerics: NumericsArg,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -57,16 +62,29 @@ pub struct Args {
     out: Option<PathBuf>,
 }
 
-/// One level's row.
+/// `--numerics`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum NumericsArg {
+    F32,
+    Core,
+    Both,
+}
+
+/// One level's row; accuracy figures are null for numerics not measured.
 #[derive(Serialize)]
 struct Row {
     level_percent: f64,
     weight_sparsity: f64,
     act_sparsity_target: f64,
     act_sparsity_eval_text: f64,
-    perplexity: f64,
-    mean_nll: f64,
-    top1_agreement_with_dense: f64,
+    /// f32 products.
+    perplexity: Option<f64>,
+    mean_nll: Option<f64>,
+    top1_agreement_with_dense: Option<f64>,
+    /// The core's FP16 numerics (dense reference: the f32 dense model).
+    perplexity_core: Option<f64>,
+    mean_nll_core: Option<f64>,
+    top1_agreement_with_dense_core: Option<f64>,
     predicted_tokens: usize,
     cycles_per_token: f64,
     latency_ms_per_token: f64,
@@ -93,7 +111,7 @@ struct Report<'a> {
 }
 
 const PROMPT: &str = "The capital of France is";
-const NUMERICS: &str = "accuracy: golden f32 forward with the pruned weights and the hardware's activation drops; speed and energy: the cycle model on the compiled program (FP16 weights and activations, FP32 accumulation)";
+const NUMERICS: &str = "accuracy: golden forward with the pruned weights and the hardware's activation drops, the linear layers in f32 (perplexity) and as the core computes them (perplexity core: the program's FP16 weights, FP16 activations, FP32 sums in column order; attention, norms, RoPE, SiLU in f32); the dense reference is the f32 dense model; speed and energy: the cycle model on the compiled program";
 const SCOPE: &str = "speed and energy cover the whole decode step (linear layers on the core, attention as dense core jobs over the KV cache, the vector unit), averaged over the trace's steps; dense: the linear layers as dense FP16 GEMV on the same hardware. SmolLM2 is a dense SiLU model, not a ReLU model, and not a MoE";
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -111,7 +129,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         .map(|t| dense.tokenizer.encode(t).into_iter().take(a.max_tokens).collect())
         .collect();
     say(&format!("dense model on {} evaluation documents", eval_docs.len()));
-    let (_, dense_top1) = accuracy(&dense, &Thresholds::default(), &eval_docs, None)?;
+    let (_, dense_top1) = accuracy(&dense, Numerics::F32(&Thresholds::default()), &eval_docs, None)?;
     let model_name = format!("{} ({})", dense.name, dense.file_name());
     drop(dense);
     let energy = EnergyTable::default();
@@ -124,14 +142,26 @@ pub fn run(a: Args) -> Result<ExitCode> {
         opts.prompt = PROMPT.into();
         let c = compile(Checkpoint::open(&path)?, &opts, |s| say(&format!("level {level} %: {s}")))
             .map_err(anyhow::Error::msg)?;
-        say(&format!("level {level} %: perplexity"));
-        let (acc, _): (Accuracy, _) = accuracy(&c.checkpoint, &c.thresholds, &eval_docs, Some(&dense_top1))?;
-        say(&format!("level {level} %: simulating the decode trace"));
         let p = c
             .program
             .clone()
             .load(c.image, std::path::Path::new("program.json"), std::path::Path::new("image.bin"))
             .context("the compiled program")?;
+        let f32_acc: Option<Accuracy> = if a.numerics != NumericsArg::Core {
+            say(&format!("level {level} %: perplexity (f32 products)"));
+            Some(accuracy(&c.checkpoint, Numerics::F32(&c.thresholds), &eval_docs, Some(&dense_top1))?.0)
+        } else {
+            None
+        };
+        let core_acc: Option<Accuracy> = if a.numerics != NumericsArg::F32 {
+            say(&format!("level {level} %: perplexity (the core's FP16 numerics)"));
+            Some(accuracy(&c.checkpoint, Numerics::Core(&p), &eval_docs, Some(&dense_top1))?.0)
+        } else {
+            None
+        };
+        // Both runs drop the same activations up to FP16 rounding; report the measured one.
+        let acc = f32_acc.as_ref().or(core_acc.as_ref()).expect("at least one numerics is measured");
+        say(&format!("level {level} %: simulating the decode trace"));
         let base = dense_baselines(&p, &energy);
         let steps = c.trace.steps.len();
         let (mut cyc, mut dcyc, mut bytes, mut e, mut de) = (0u64, 0u64, 0u64, 0f64, 0f64);
@@ -150,9 +180,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
             weight_sparsity: x,
             act_sparsity_target: x,
             act_sparsity_eval_text: acc.act_sparsity,
-            perplexity: acc.perplexity,
-            mean_nll: acc.mean_nll,
-            top1_agreement_with_dense: acc.top1_agreement,
+            perplexity: f32_acc.as_ref().map(|a| a.perplexity),
+            mean_nll: f32_acc.as_ref().map(|a| a.mean_nll),
+            top1_agreement_with_dense: f32_acc.as_ref().map(|a| a.top1_agreement),
+            perplexity_core: core_acc.as_ref().map(|a| a.perplexity),
+            mean_nll_core: core_acc.as_ref().map(|a| a.mean_nll),
+            top1_agreement_with_dense_core: core_acc.as_ref().map(|a| a.top1_agreement),
             predicted_tokens: acc.predicted,
             cycles_per_token: cyc as f64 / n,
             latency_ms_per_token: cyc as f64 / n / clock / 1e3,
@@ -183,13 +216,17 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
         std::fs::write(dir.join("eval.json"), serde_json::to_string_pretty(&report)?)?;
-        let mut csv = String::from("level_percent,perplexity,top1_agreement,act_sparsity_eval_text,latency_ms_per_token,dense_latency_ms_per_token,speedup_vs_dense,dram_mb_per_token,energy_uj_per_token,dense_energy_uj_per_token\n");
+        // An accuracy not measured (--numerics) is an empty field.
+        let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
+        let mut csv = String::from("level_percent,perplexity,top1_agreement,perplexity_core,top1_agreement_core,act_sparsity_eval_text,latency_ms_per_token,dense_latency_ms_per_token,speedup_vs_dense,dram_mb_per_token,energy_uj_per_token,dense_energy_uj_per_token\n");
         for r in &rows {
             csv.push_str(&format!(
-                "{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.3},{:.3},{:.2},{:.2}\n",
+                "{},{},{},{},{},{:.4},{:.4},{:.4},{:.3},{:.3},{:.2},{:.2}\n",
                 r.level_percent,
-                r.perplexity,
-                r.top1_agreement_with_dense,
+                opt(r.perplexity),
+                opt(r.top1_agreement_with_dense),
+                opt(r.perplexity_core),
+                opt(r.top1_agreement_with_dense_core),
                 r.act_sparsity_eval_text,
                 r.latency_ms_per_token,
                 r.dense_latency_ms_per_token,
@@ -215,6 +252,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "sparsity (w = a)",
         "perplexity",
         "top-1 vs dense",
+        "perplexity core",
+        "top-1 core",
         "act. sparsity",
         "ms/token",
         "dense ms",
@@ -227,8 +266,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
     for r in &rows {
         t.row(vec![
             format!("{:.0} %", r.level_percent),
-            format!("{:.2}", r.perplexity),
-            format!("{:.1} %", 100.0 * r.top1_agreement_with_dense),
+            r.perplexity.map_or("-".into(), |v| format!("{v:.2}")),
+            r.top1_agreement_with_dense.map_or("-".into(), |v| format!("{:.1} %", 100.0 * v)),
+            r.perplexity_core.map_or("-".into(), |v| format!("{v:.2}")),
+            r.top1_agreement_with_dense_core.map_or("-".into(), |v| format!("{:.1} %", 100.0 * v)),
             format!("{:.1} %", 100.0 * r.act_sparsity_eval_text),
             format!("{:.3}", r.latency_ms_per_token),
             format!("{:.3}", r.dense_latency_ms_per_token),
