@@ -406,23 +406,32 @@ pub fn parse_tokenizer(bytes: &[u8], path: &Path, eos: Option<TokenId>) -> Resul
 /// The `tokenizer.json` of a tokenizer (the layout [`read_tokenizer`] reads).
 pub fn tokenizer_json(t: &Tokenizer) -> serde_json::Value {
     let control = t.control_tokens();
+    // As `tokenizers` writes it: every token in the model's vocabulary, the control tokens also
+    // among the added tokens (one only there would get a new id from `tokenizers`).
     let vocab: serde_json::Map<String, serde_json::Value> = (0..t.vocab_size() as u32)
         .map(TokenId)
-        .filter(|id| !control.contains(id))
         .map(|id| (t.token(id).unwrap_or_default().to_string(), id.0.into()))
         .collect();
     let added: Vec<serde_json::Value> = control
         .iter()
-        .map(|&id| serde_json::json!({"id": id.0, "content": t.token(id), "special": true}))
+        .map(|&id| {
+            serde_json::json!({"id": id.0, "content": t.token(id), "single_word": false, "lstrip": false,
+                "rstrip": false, "normalized": false, "special": true})
+        })
         .collect();
     let merges: Vec<String> = t.merges().into_iter().map(|(a, b)| format!("{a} {b}")).collect();
     serde_json::json!({
         "version": "1.0",
+        "truncation": null,
+        "padding": null,
         "added_tokens": added,
         "normalizer": null,
         "pre_tokenizer": pre_tokenizer_json(),
-        "decoder": {"type": "ByteLevel"},
-        "model": {"type": "BPE", "byte_fallback": false, "vocab": vocab, "merges": merges}
+        "post_processor": null,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+        "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+            "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
+            "vocab": vocab, "merges": merges}
     })
 }
 

@@ -4,6 +4,8 @@
 //! Contract: [`Tokenizer::encode`] gives the ids Hugging Face `tokenizers` gives for the
 //! checkpoint's tokenizer.json (SmolLM2: pre-tokenizers Digits(individual) then ByteLevel with
 //! GPT-2's regex, no prefix space, no BOS), and [`Tokenizer::decode`] inverts it byte for byte.
+//! Checked against the `tokenizers` crate itself on every text of the corpus (828 texts, 25,529
+//! tokens: `compiler/tests/real_model.rs`).
 //! Control tokens (`<|im_start|>` and the like, token type 3) found literally in the text are
 //! emitted as themselves, as `tokenizers` does for added tokens.
 //!

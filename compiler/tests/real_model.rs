@@ -100,3 +100,42 @@ fn the_checkpoint_written_as_a_hugging_face_directory_reads_back_to_the_same_log
     }
     assert_eq!(greedy(&hf, &prompt, 1, &mut Dense).unwrap(), ids(&[7042]));
 }
+
+/// Our BPE against Hugging Face's own `tokenizers` crate (the engine of `transformers`' fast
+/// tokenizers), given the same vocabulary, merges, control tokens and pre-tokenizer (the
+/// tokenizer.json written from the checkpoint): the same ids on every text of the corpus and on
+/// hand-picked hard cases.
+#[test]
+fn the_tokenizer_gives_the_ids_of_hugging_faces_tokenizers_on_the_whole_corpus() {
+    use lacuna_compiler::corpus::{fortunes, Split};
+    let Some(m) = smollm2() else { return };
+    let json = lacuna_compiler::hf::tokenizer_json(&m.tokenizer).to_string();
+    let reference = tokenizers::Tokenizer::from_bytes(json.as_bytes()).expect("tokenizers reads our tokenizer.json");
+    let mut texts: Vec<String> = [
+        "The capital of France is",
+        "Hello, world!\n\n  It's 2024: naïve café — 東京. 3.14159 x10^23",
+        "<|im_start|>user\nWhat's 12+30?<|im_end|>\n<|im_start|>assistant\n",
+        "  leading, trailing  \t\ttabs\r\nand CRLF   ",
+        "they'll've we'd I'M DON'T 'tis",
+        "emoji 🙂👍🏽 and combining é (e\u{301}), Ω≈ç√∫, العربية, हिन्दी",
+        "",
+    ]
+    .map(String::from)
+    .to_vec();
+    for split in [Split::Calibration, Split::HeldOut, Split::Evaluation] {
+        texts.extend(fortunes(split).unwrap());
+    }
+    let (mut tokens, mut differ) = (0usize, Vec::new());
+    for t in &texts {
+        let ours: Vec<u32> = m.tokenizer.encode(t).iter().map(|i| i.0).collect();
+        let theirs = reference.encode(t.as_str(), false).unwrap().get_ids().to_vec();
+        tokens += theirs.len();
+        if ours != theirs {
+            differ.push((t.clone(), ours, theirs));
+        }
+    }
+    eprintln!("{} texts, {tokens} tokens, {} differ", texts.len(), differ.len());
+    if let Some((t, ours, theirs)) = differ.first() {
+        panic!("{} of {} texts differ; first {t:?}:\n ours   {ours:?}\n theirs {theirs:?}", differ.len(), texts.len());
+    }
+}
