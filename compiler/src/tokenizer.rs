@@ -17,6 +17,9 @@
 use crate::gguf::{GgufError, GgufFile, MetaValue};
 use std::collections::HashMap;
 
+/// llama.cpp's name (`tokenizer.ggml.pre`) for the pre-tokenizer [`pre_tokenize`] implements.
+pub const SUPPORTED_PRE_TOKENIZER: &str = "smollm";
+
 /// A token id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct TokenId(pub u32);
@@ -59,6 +62,17 @@ impl Tokenizer {
         let model = file.require_str("tokenizer.ggml.model")?;
         if model != "gpt2" {
             return Err(missing(format!("tokenizer.ggml.model is {model:?}; only byte-level BPE (gpt2) is supported")));
+        }
+        // The pre-tokenizer is ours (single digits, then GPT-2's regex): llama.cpp calls it
+        // `smollm`. Another named one (llama3, qwen2, plain gpt2 without digit splitting, ...)
+        // would split text differently, so it is refused rather than tokenized wrongly.
+        if file.metadata.contains_key("tokenizer.ggml.pre") {
+            let pre = file.require_str("tokenizer.ggml.pre")?;
+            if pre != SUPPORTED_PRE_TOKENIZER {
+                return Err(missing(format!(
+                    "tokenizer.ggml.pre is {pre:?}; only {SUPPORTED_PRE_TOKENIZER:?} (single digits, then GPT-2's regex) is supported"
+                )));
+            }
         }
         let tokens: Vec<String> =
             file.require_strings("tokenizer.ggml.tokens")?.into_iter().map(String::from).collect();

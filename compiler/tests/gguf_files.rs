@@ -117,3 +117,25 @@ fn a_tensor_offset_near_the_largest_integer_is_refused() {
     bytes[entry_end - 8..entry_end].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
     assert!(message(GgufFile::parse(bytes, "x.gguf")).contains("runs past the end"));
 }
+
+#[test]
+fn a_tokenizer_with_another_pre_tokenizer_is_refused_not_split_wrongly() {
+    let strings = |v: &[&str]| MetaValue::Array(v.iter().map(|s| MetaValue::String(s.to_string())).collect());
+    let file = |pre: Option<&str>| {
+        let mut meta = vec![
+            ("tokenizer.ggml.model".to_string(), MetaValue::String("gpt2".into())),
+            ("tokenizer.ggml.tokens".to_string(), strings(&["a", "b", "ab"])),
+            ("tokenizer.ggml.merges".to_string(), strings(&["a b"])),
+        ];
+        if let Some(p) = pre {
+            meta.push(("tokenizer.ggml.pre".to_string(), MetaValue::String(p.into())));
+        }
+        GgufFile::parse(write_gguf(&meta, &[]), "t.gguf").unwrap()
+    };
+    use lacuna_compiler::tokenizer::{TokenId, Tokenizer};
+    for ok in [None, Some("smollm")] {
+        assert_eq!(Tokenizer::from_gguf(&file(ok)).unwrap().encode("ab"), [TokenId(2)]);
+    }
+    let e = Tokenizer::from_gguf(&file(Some("llama-bpe"))).unwrap_err().to_string();
+    assert!(e.contains("tokenizer.ggml.pre is \"llama-bpe\""), "{e}");
+}
