@@ -9,11 +9,10 @@
 //!   the cycle model and the RTL). Attention, norms, RoPE and SiLU stay f32 (the vector unit's
 //!   precision; attention's FP16 rounding on the core is not modelled here).
 
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::{Checkpoint, Matrix};
 use crate::forward::{argmax, nll, run_sequences, LinearExec, LinearSite};
 use crate::graph::NodeId;
 use crate::passes::act_thresholds::{Sparsify, Thresholds};
-use crate::checkpoint::Matrix;
 use crate::program::LoadedProgram;
 use crate::tokenizer::TokenId;
 use half::f16;

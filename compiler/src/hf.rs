@@ -164,15 +164,16 @@ fn llama_config(path: &Path, c: &HfConfig) -> Result<LlamaConfig, CheckpointErro
     Ok(config)
 }
 
-/// The safetensors files of a checkpoint directory, by file name, and which holds each tensor.
-fn weight_files(dir: &Path) -> Result<(Vec<PathBuf>, HashMap<String, usize>), CheckpointError> {
+/// The safetensors files of a checkpoint directory, and which of them holds each tensor (`None`:
+/// a single `model.safetensors` holds them all).
+fn weight_files(dir: &Path) -> Result<(Vec<PathBuf>, Option<HashMap<String, usize>>), CheckpointError> {
     let index = dir.join("model.safetensors.index.json");
     if !index.exists() {
         let single = dir.join("model.safetensors");
         if !single.exists() {
             return Err(invalid(dir, "no model.safetensors or model.safetensors.index.json"));
         }
-        return Ok((vec![single], HashMap::new()));
+        return Ok((vec![single], None));
     }
     #[derive(Deserialize)]
     struct Index {
@@ -189,8 +190,9 @@ fn weight_files(dir: &Path) -> Result<(Vec<PathBuf>, HashMap<String, usize>), Ch
             return Err(invalid(&index, format!("shard {f:?} is not a file name of this directory")));
         }
     }
+    // Every value is one of `files` (they were collected from the values).
     let map = parsed.weight_map.iter().map(|(t, f)| (t.clone(), files.binary_search(f).unwrap_or(0))).collect();
-    Ok((files.iter().map(|f| dir.join(f)).collect(), map))
+    Ok((files.iter().map(|f| dir.join(f)).collect(), Some(map)))
 }
 
 /// One tensor widened to f32, with its shape checked against the graph's.
@@ -250,10 +252,11 @@ pub fn open(dir: &Path) -> Result<Checkpoint, CheckpointError> {
     let mut weights = Vec::with_capacity(graph.weights.len());
     for w in &graph.weights {
         let name = hf_tensor_name(&w.tensor).expect("every tensor of Graph::llama has a Hugging Face name");
-        let at = if map.is_empty() {
-            0
-        } else {
-            *map.get(&name).ok_or_else(|| invalid(dir, format!("tensor {name} is in no shard of the index")))?
+        let at = match &map {
+            None => 0,
+            Some(map) => {
+                *map.get(&name).ok_or_else(|| invalid(dir, format!("tensor {name} is in no shard of the index")))?
+            }
         };
         let shape: Vec<usize> = if w.rows == 1 { vec![w.cols] } else { vec![w.rows, w.cols] };
         let m = Matrix { rows: w.rows, cols: w.cols, data: tensor_f32(&parsed[at], &files[at], &name, &shape)? };
@@ -666,6 +669,13 @@ mod tests {
                     std::fs::write(d.join("model.safetensors"), safetensors::serialize(views, None).unwrap()).unwrap();
                 }),
                 "type I64",
+            ),
+            (
+                Box::new(|d: &Path| {
+                    let index = serde_json::json!({"weight_map": {}});
+                    std::fs::write(d.join("model.safetensors.index.json"), index.to_string()).unwrap();
+                }),
+                "is in no shard of the index",
             ),
             (
                 Box::new(|d: &Path| {
