@@ -1,0 +1,337 @@
+//! Everything up to a launch, computed on the host without a GPU: the device buffers a matrix
+//! becomes, the activation key, and the launch geometry of each kernel.
+//!
+//! The flat layout (read by `kernels.cu`): the panels' `values` (FP16 bits) back to back, then
+//! their `runs` bytes back to back (each panel's arrays are padded to a multiple of 8 entries by
+//! the format, so every panel starts on a 16-byte value word and a 4-byte run word); their
+//! `colptr` arrays back to back, `K + 1` each and relative to the panel; and one [`PanelDesc`] per
+//! panel. Nothing is re-encoded: the bytes are the `.rlc` panel arrays as they are.
+
+use lacuna_spec::rlc::ENTRIES_PER_WORD;
+use lacuna_spec::{ActivationFilter, RlcMatrix};
+
+/// One panel as the kernels see it (`struct Panel` in `kernels.cu`: same fields, same order,
+/// 16 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PanelDesc {
+    /// The panel's first stored entry in the flat arrays (a multiple of 8).
+    pub entry_base: u64,
+    /// The first row of y the panel owns.
+    pub row_start: u32,
+    /// Its rows.
+    pub rows: u32,
+}
+
+/// A matrix flattened for the device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlatMatrix {
+    /// M.
+    pub rows: u32,
+    /// K.
+    pub cols: u32,
+    /// FP16 value bits of every panel, back to back.
+    pub values: Vec<u16>,
+    /// Packed run lengths of every panel, back to back (two per byte, low nibble first).
+    pub runs: Vec<u8>,
+    /// Column pointers, `K + 1` per panel, relative to the panel.
+    pub colptr: Vec<u32>,
+    /// The panel table.
+    pub panels: Vec<PanelDesc>,
+}
+
+impl FlatMatrix {
+    /// Flattens `m` (already validated: an `RlcMatrix` only holds canonical panels).
+    pub fn new(m: &RlcMatrix) -> FlatMatrix {
+        let total: usize = m.panels().iter().map(|p| p.values().len()).sum();
+        let mut f = FlatMatrix {
+            rows: m.rows(),
+            cols: m.cols(),
+            values: Vec::with_capacity(total),
+            runs: Vec::with_capacity(total / 2),
+            colptr: Vec::with_capacity(m.panels().len() * (m.cols() as usize + 1)),
+            panels: Vec::with_capacity(m.panels().len()),
+        };
+        for (p, panel) in m.panels().iter().enumerate() {
+            debug_assert_eq!(f.values.len() % ENTRIES_PER_WORD, 0);
+            f.panels.push(PanelDesc {
+                entry_base: f.values.len() as u64,
+                row_start: m.panel_start(p) as u32,
+                rows: panel.rows(),
+            });
+            f.values.extend(panel.values().iter().map(|v| v.to_bits()));
+            f.runs.extend_from_slice(panel.runs());
+            f.colptr.extend_from_slice(panel.colptr());
+        }
+        // A matrix whose panels are all empty still gets one word, so that no buffer is empty.
+        if f.values.is_empty() {
+            f.values.resize(ENTRIES_PER_WORD, 0);
+            f.runs.resize(ENTRIES_PER_WORD / 2, 0);
+        }
+        f
+    }
+
+    /// The tallest panel (the fast kernel's shared-memory accumulators).
+    pub fn max_panel_rows(&self) -> u32 {
+        self.panels.iter().map(|p| p.rows).max().unwrap_or(0)
+    }
+
+    /// The panel table as bytes, in the layout of `struct Panel`.
+    pub fn panel_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.panels.len() * std::mem::size_of::<PanelDesc>());
+        for p in &self.panels {
+            out.extend_from_slice(&p.entry_base.to_le_bytes());
+            out.extend_from_slice(&p.row_start.to_le_bytes());
+            out.extend_from_slice(&p.rows.to_le_bytes());
+        }
+        out
+    }
+
+    /// Bytes on the device.
+    pub fn device_bytes(&self) -> u64 {
+        (self.values.len() * 2 + self.runs.len() + self.colptr.len() * 4 + self.panel_bytes().len()) as u64
+    }
+}
+
+/// The kernels' activation test as one integer: column k takes part iff
+/// `(x_k & 0x7fff) != 0 && (x_k & 0x7fff) >= key`. For finite non-negative FP16 values the order
+/// of the bits is the order of the values, so this is [`ActivationFilter::is_active`] for every
+/// finite x: a threshold at or below zero keeps every nonzero activation (key 0); a NaN threshold
+/// keeps none (key above every finite magnitude).
+pub fn activation_key(filter: ActivationFilter) -> u32 {
+    let t = filter.threshold;
+    if t.is_nan() {
+        0x8000
+    } else if t.to_f32() <= 0.0 {
+        0
+    } else {
+        (t.to_bits() & 0x7fff) as u32
+    }
+}
+
+/// Warps per block of the golden kernel (one warp per panel).
+pub const GOLDEN_WARPS: u32 = 4;
+
+/// A launch: grid, block and dynamic shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    /// Blocks (x, y).
+    pub grid: (u32, u32),
+    /// Threads per block.
+    pub threads: u32,
+    /// Dynamic shared memory in bytes.
+    pub shared_bytes: u32,
+}
+
+/// The golden kernel's launch for `m`.
+pub fn golden_launch(m: &FlatMatrix) -> Launch {
+    let panels = m.panels.len() as u32;
+    Launch { grid: (panels.div_ceil(GOLDEN_WARPS).max(1), 1), threads: GOLDEN_WARPS * 32, shared_bytes: 0 }
+}
+
+/// The fast kernel's tuning knobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FastParams {
+    /// Threads per block (a multiple of 32, at most 1024).
+    pub threads: u32,
+    /// Blocks aimed at per multiprocessor: the grid holds about `blocks_per_sm x SMs` blocks.
+    pub blocks_per_sm: u32,
+}
+
+impl FastParams {
+    /// The default, before any tuning.
+    pub const DEFAULT: FastParams = FastParams { threads: 512, blocks_per_sm: 4 };
+
+    /// The settings an autotuning pass tries.
+    pub fn candidates() -> Vec<FastParams> {
+        let mut out = Vec::new();
+        for threads in [256, 512, 1024] {
+            for waves in [1, 2, 4] {
+                let per_sm = (2048 / threads) * waves / 2;
+                out.push(FastParams { threads, blocks_per_sm: per_sm.max(1) });
+            }
+        }
+        out.dedup();
+        out
+    }
+}
+
+/// Why the fast kernel cannot run a matrix on a device.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GeometryError {
+    /// The panel accumulators do not fit shared memory.
+    #[error(
+        "the fast kernel keeps a panel's accumulators in shared memory: {needed} bytes for panels of \
+         {rows} rows, but a block may have {limit}; encode with shorter row panels"
+    )]
+    PanelTooTall {
+        /// Bytes needed.
+        needed: u64,
+        /// The tallest panel.
+        rows: u32,
+        /// The device's limit per block.
+        limit: u32,
+    },
+    /// Threads per block out of range.
+    #[error("threads per block must be a multiple of 32 in 32..=1024, got {0}")]
+    Threads(u32),
+}
+
+/// The fast kernel's launch geometry on a device with `sms` multiprocessors and `smem_limit`
+/// bytes of shared memory per block (the opt-in maximum).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FastGeometry {
+    /// The launch.
+    pub launch: Launch,
+    /// Columns per block (the last split may hold fewer).
+    pub cols_per_split: u32,
+    /// Floats of accumulators (the tallest panel).
+    pub acc_words: u32,
+}
+
+impl FastGeometry {
+    /// Splits the columns so that panels x splits is about `blocks_per_sm x sms` blocks, no split
+    /// empty; refuses a panel whose accumulators and column list do not fit `smem_limit`.
+    pub fn new(m: &FlatMatrix, p: FastParams, sms: u32, smem_limit: u32) -> Result<FastGeometry, GeometryError> {
+        Self::for_shape(m.panels.len() as u32, m.cols, m.max_panel_rows(), p, sms, smem_limit)
+    }
+
+    /// [`FastGeometry::new`] from the three numbers it depends on: panels, columns, tallest panel.
+    pub fn for_shape(
+        panels: u32,
+        cols: u32,
+        max_panel_rows: u32,
+        p: FastParams,
+        sms: u32,
+        smem_limit: u32,
+    ) -> Result<FastGeometry, GeometryError> {
+        if p.threads == 0 || p.threads % 32 != 0 || p.threads > 1024 {
+            return Err(GeometryError::Threads(p.threads));
+        }
+        let panels = panels.max(1) as u64;
+        let target = (p.blocks_per_sm.max(1) as u64) * (sms.max(1) as u64);
+        let cols = cols.max(1) as u64;
+        let splits = target.div_ceil(panels).clamp(1, cols);
+        let cols_per_split = cols.div_ceil(splits);
+        let splits = cols.div_ceil(cols_per_split); // no empty split
+        let acc_words = max_panel_rows;
+        // The static `n_active` word (4 bytes) comes on top of the dynamic part.
+        let needed = 4 * (acc_words as u64 + cols_per_split) + 4;
+        if needed > smem_limit as u64 {
+            return Err(GeometryError::PanelTooTall { needed, rows: acc_words, limit: smem_limit });
+        }
+        Ok(FastGeometry {
+            launch: Launch {
+                grid: (splits as u32, panels as u32),
+                threads: p.threads,
+                shared_bytes: (needed - 4) as u32,
+            },
+            cols_per_split: cols_per_split as u32,
+            acc_words,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use half::f16;
+    use lacuna_spec::{DenseMatrix, RlcMatrix};
+
+    fn matrix(rows: usize, cols: usize, panel_rows: u32) -> RlcMatrix {
+        let mut d = DenseMatrix::zeros(rows, cols);
+        for r in 0..rows {
+            for k in 0..cols {
+                if (r * 7 + k * 3) % 5 == 0 {
+                    d.set(r, k, f16::from_f32(((r + k) % 9) as f32 - 4.0));
+                }
+            }
+        }
+        RlcMatrix::encode(&d, Some(panel_rows)).unwrap()
+    }
+
+    #[test]
+    fn the_flat_arrays_are_the_panels_back_to_back_each_on_a_word() {
+        let m = matrix(70, 9, 32);
+        let f = FlatMatrix::new(&m);
+        assert_eq!(f.panels.len(), 3);
+        assert_eq!(f.colptr.len(), 3 * 10);
+        for (p, (desc, panel)) in f.panels.iter().zip(m.panels()).enumerate() {
+            assert_eq!(desc.entry_base % 8, 0);
+            assert_eq!(desc.row_start as usize, m.panel_start(p));
+            assert_eq!(desc.rows, panel.rows());
+            let b = desc.entry_base as usize;
+            let vals: Vec<u16> = panel.values().iter().map(|v| v.to_bits()).collect();
+            assert_eq!(&f.values[b..b + vals.len()], &vals[..]);
+            assert_eq!(&f.runs[b / 2..b / 2 + panel.runs().len()], panel.runs());
+            assert_eq!(&f.colptr[p * 10..p * 10 + 10], panel.colptr());
+        }
+        assert_eq!(f.values.len(), 2 * f.runs.len());
+        assert_eq!(f.panel_bytes().len(), 48);
+        assert_eq!(std::mem::size_of::<PanelDesc>(), 16);
+        assert_eq!(f.max_panel_rows(), 32);
+    }
+
+    #[test]
+    fn the_activation_key_is_the_filter_for_every_finite_activation_and_threshold_kind() {
+        let thresholds = [0.0f32, -0.0, -1.0, 1e-7, 0.5, 1.0, 3.0, 65504.0, f32::NAN, f32::INFINITY];
+        for t in thresholds {
+            let filter = ActivationFilter { threshold: f16::from_f32(t) };
+            let key = activation_key(filter);
+            for bits in 0..=u16::MAX {
+                let x = f16::from_bits(bits);
+                if !x.is_finite() {
+                    continue;
+                }
+                let mag = (bits & 0x7fff) as u32;
+                let kernel = mag != 0 && mag >= key;
+                assert_eq!(kernel, filter.is_active(x), "threshold {t}, x {x}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_golden_launch_gives_every_panel_one_warp() {
+        let f = FlatMatrix::new(&matrix(70, 9, 8));
+        let l = golden_launch(&f);
+        assert_eq!(f.panels.len(), 9);
+        assert!(l.grid.0 * l.threads / 32 >= 9 && (l.grid.0 - 1) * l.threads / 32 < 9);
+    }
+
+    #[test]
+    fn the_fast_geometry_fills_the_device_without_an_empty_split() {
+        let f = FlatMatrix::new(&matrix(4096, 1000, 2048));
+        let g = FastGeometry::new(&f, FastParams { threads: 512, blocks_per_sm: 4 }, 132, 227 * 1024).unwrap();
+        assert_eq!(g.launch.grid.1, 2);
+        let splits = g.launch.grid.0;
+        assert!(splits as u64 * g.cols_per_split as u64 >= 1000);
+        assert!((splits as u64 - 1) * (g.cols_per_split as u64) < 1000, "an empty split");
+        // About blocks_per_sm x SMs blocks in all: never more, and at least half of them.
+        assert!(splits * 2 <= 4 * 132 && splits * 2 >= 4 * 132 / 2, "{splits} splits");
+        assert_eq!(g.launch.shared_bytes, 4 * (2048 + g.cols_per_split));
+        // Fewer columns than the device wants splits: one column a block.
+        let f = FlatMatrix::new(&matrix(64, 3, 64));
+        let g = FastGeometry::new(&f, FastParams::DEFAULT, 132, 48 * 1024).unwrap();
+        assert_eq!((g.launch.grid, g.cols_per_split), ((3, 1), 1));
+    }
+
+    #[test]
+    fn a_panel_too_tall_for_shared_memory_or_a_bad_block_size_is_refused() {
+        let f = FlatMatrix::new(&matrix(20000, 4, 20000));
+        let e = FastGeometry::new(&f, FastParams::DEFAULT, 132, 48 * 1024).unwrap_err();
+        assert!(e.to_string().contains("shorter row panels"), "{e}");
+        for t in [0, 48, 2048] {
+            let e = FastGeometry::new(&f, FastParams { threads: t, blocks_per_sm: 1 }, 132, 1 << 20).unwrap_err();
+            assert_eq!(e, GeometryError::Threads(t));
+        }
+    }
+
+    #[test]
+    fn every_tuning_candidate_is_a_valid_launch() {
+        let f = FlatMatrix::new(&matrix(256, 64, 128));
+        for p in FastParams::candidates() {
+            FastGeometry::new(&f, p, 132, 227 * 1024).unwrap();
+        }
+        assert!(FastParams::candidates().len() >= 6);
+    }
+}
