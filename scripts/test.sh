@@ -37,6 +37,13 @@ export LACUNA_REQUIRE_MODELS=1
 # Without this the testbench would build without its RTL engine where Verilator is missing; the
 # suite must never pass that way.
 export LACUNA_REQUIRE_VERILATOR=1
+# NVRTC from PyPI (sha256-pinned, cached outside the repo): the GPU kernels are compiled to PTX
+# in every test run, GPU or not (gpu/tests/nvrtc.rs). The GPU tests themselves report that they
+# were skipped where there is no GPU; scripts/gpu-check.sh runs them where there is one.
+log "NVRTC (nvrtc cache)"
+NVRTC_LIB="$(bash scripts/fetch-nvrtc.sh)"
+export LD_LIBRARY_PATH="$NVRTC_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LACUNA_REQUIRE_NVRTC=1
 
 log "tests (unit, property, conformance, CLI end to end)"
 cargo test --workspace --locked

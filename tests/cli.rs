@@ -167,6 +167,25 @@ fn spmspv_runs_a_small_workload_bit_exactly_and_labels_it_synthetic() {
 }
 
 #[test]
+fn spmspv_on_the_gpu_gives_three_checked_rows_or_without_a_gpu_one_error_line() {
+    let o = lacuna(&["spmspv", "--engine", "gpu", "--shape", "256x300", "--sparsity", "70", "--gpu-reps", "3", "--json"]);
+    if !o.status.success() && stderr(&o).contains("no CUDA driver found") {
+        assert_clean_error(&o, "error: no CUDA driver found (");
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let kernels: Vec<&str> = v.as_array().unwrap().iter().map(|r| r["kernel"].as_str().unwrap()).collect();
+    assert_eq!(kernels, ["golden", "fast", "cublas"]);
+    for r in v.as_array().unwrap() {
+        for key in ["time_us", "speedup_vs_cublas", "max_bound_fraction", "gpu", "bytes_loaded"] {
+            assert!(!r[key].is_null(), "missing {key}: {r}");
+        }
+    }
+    assert_eq!(v[0]["bit_exact_with_golden"], true);
+}
+
+#[test]
 fn spmspv_refuses_bad_arguments_clearly() {
     assert_clean_error(&lacuna(&["spmspv", "--sparsity", "120"]), "percentages");
     let o = lacuna(&["spmspv", "--shape", "12"]);

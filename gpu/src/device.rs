@@ -75,6 +75,10 @@ impl Gpu {
             return Err(GpuError::NoDevice("reports no CUDA device".into()));
         }
         let ctx = CudaContext::new(0).map_err(|e| GpuError::NoDevice(format!("could not open device 0: {e:?}")))?;
+        // One stream does all the work, in order: no event needs recording around each use of a
+        // buffer (none would be with one stream, but the timed region must hold nothing else).
+        // SAFETY: no buffer exists yet, and no other stream is ever made.
+        unsafe { ctx.disable_event_tracking() };
         let attr = |a: Attr| ctx.attribute(a).map_err(cuda);
         let compute_capability = ctx.compute_capability().map_err(cuda)?;
         let arch = nvrtc::arch_name(compute_capability.0, compute_capability.1)?;
@@ -136,8 +140,6 @@ impl Gpu {
             Some(d) => Some(s.clone_htod(&d.data().iter().map(|v| v.to_bits()).collect::<Vec<u16>>()).map_err(cuda)?),
             None => None,
         };
-        // Enough reading to evict the whole L2 twice over.
-        let flush_words = (2 * self.info.l2_bytes as usize).div_ceil(16).max(1);
         let job = GpuJob {
             gpu: self,
             rows: m.rows(),
@@ -154,9 +156,7 @@ impl Gpu {
             x_eff: s.clone_htod(&x_eff).map_err(cuda)?,
             dense,
             y: s.alloc_zeros::<f32>(m.rows() as usize).map_err(cuda)?,
-            flush: s.alloc_zeros::<u8>(flush_words * 16).map_err(cuda)?,
-            sink: s.alloc_zeros::<u32>(1).map_err(cuda)?,
-            flush_words: flush_words as u64,
+            flush: None,
         };
         Ok(job)
     }
@@ -184,9 +184,8 @@ pub struct GpuJob<'g> {
     x_eff: CudaSlice<u16>,
     dense: Option<CudaSlice<u16>>,
     y: CudaSlice<f32>,
-    flush: CudaSlice<u8>,
-    sink: CudaSlice<u32>,
-    flush_words: u64,
+    /// The L2 flush's buffer and sink, made by the first timed run.
+    flush: Option<(CudaSlice<u8>, CudaSlice<u32>)>,
 }
 
 fn config(l: Launch) -> LaunchConfig {
@@ -273,10 +272,17 @@ impl GpuJob<'_> {
 
     fn flush_l2(&mut self) -> Result<(), GpuError> {
         let s = &self.gpu.stream;
+        if self.flush.is_none() {
+            // Enough reading to evict the whole L2 twice over.
+            let words = (2 * self.gpu.info.l2_bytes as usize).div_ceil(16).max(1);
+            self.flush = Some((s.alloc_zeros::<u8>(words * 16).map_err(cuda)?, s.alloc_zeros::<u32>(1).map_err(cuda)?));
+        }
+        let (buf, sink) = self.flush.as_mut().expect("made above");
+        let words = (buf.len() / 16) as u64;
         let mut b = s.launch_builder(&self.gpu.flush);
-        b.arg(&self.flush).arg(&self.flush_words).arg(&mut self.sink);
+        b.arg(&*buf).arg(&words).arg(sink);
         let cfg = LaunchConfig { grid_dim: (4 * self.gpu.info.sms, 1, 1), block_dim: (512, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: the buffer holds flush_words 16-byte words; sink holds one word.
+        // SAFETY: the buffer holds `words` 16-byte words; sink holds one word.
         unsafe { b.launch(cfg) }.map_err(cuda)?;
         Ok(())
     }

@@ -55,46 +55,61 @@ __device__ __forceinline__ bool is_active(u16 xb, u32 key) {
 // One warp decodes the stored entries [s, e) of one column (indices relative to the panel's
 // arrays `vals`/`runs`) and calls add(row, product) for every nonzero entry, at most once per row.
 // All 32 lanes must call it together with the same arguments.
+//
+// A warp step covers 32 words (256 entries), one word a lane; the loads of LOOKAHEAD steps are
+// issued before the first is used, so that a long column keeps several loads in flight per lane.
+// Steps are then decoded in order, the carry (the last row so far) passed from one to the next.
+#define LOOKAHEAD 4
 template <typename Add>
 __device__ __forceinline__ void decode_column(const uint4* __restrict__ vals, const u32* __restrict__ runs,
                                               u32 s, u32 e, u32 rows, float xf, Add add) {
     const u32 lane = threadIdx.x & 31u;
     int carry = -1;  // the row before the column's first entry: each entry steps by run + 1
-    for (u64 w0 = s >> 3; w0 * 8u < e; w0 += 32u) {
-        const u64 w = w0 + lane;
-        uint4 v = make_uint4(0u, 0u, 0u, 0u);
-        u32 r = 0u;
-        if (w * 8u < e) {
-            v = vals[w];
-            r = runs[w];
-        }
-        const u32 half2[4] = {v.x, v.y, v.z, v.w};
-        int pre[8];
-        int total = 0;
+    for (u64 w0 = s >> 3; w0 * 8u < e; w0 += 32u * LOOKAHEAD) {
+        uint4 v[LOOKAHEAD];
+        u32 r[LOOKAHEAD];
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const u64 idx = w * 8u + j;
-            const bool valid = idx >= s && idx < e;
-            total += valid ? (int)((r >> (4 * j)) & 15u) + 1 : 0;
-            pre[j] = total;
-        }
-        int incl = total;  // inclusive prefix sum of the lanes' totals
-#pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-            const int t = __shfl_up_sync(FULL_MASK, incl, d);
-            if ((int)lane >= d) incl += t;
-        }
-        const int base = carry + incl - total;
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const u64 idx = w * 8u + j;
-            const u16 vb = (u16)(half2[j >> 1] >> (16 * (j & 1)));
-            if (idx >= s && idx < e && (vb & 0x7fffu) != 0u) {  // padding entries hold +0.0
-                const int row = base + pre[j];
-                if ((u32)row < rows) add((u32)row, fp16_bits_to_f32(vb) * xf);
+        for (int u = 0; u < LOOKAHEAD; ++u) {
+            const u64 w = w0 + 32u * u + lane;
+            v[u] = make_uint4(0u, 0u, 0u, 0u);
+            r[u] = 0u;
+            if (w * 8u < e) {
+                v[u] = vals[w];
+                r[u] = runs[w];
             }
         }
-        carry += __shfl_sync(FULL_MASK, incl, 31);
+#pragma unroll
+        for (int u = 0; u < LOOKAHEAD; ++u) {
+            if ((w0 + 32u * u) * 8u >= e) break;  // the same for every lane
+            const u64 w = w0 + 32u * u + lane;
+            const u32 half2[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+            int pre[8];
+            int total = 0;
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const u64 idx = w * 8u + j;
+                const bool valid = idx >= s && idx < e;
+                total += valid ? (int)((r[u] >> (4 * j)) & 15u) + 1 : 0;
+                pre[j] = total;
+            }
+            int incl = total;  // inclusive prefix sum of the lanes' totals
+#pragma unroll
+            for (int d = 1; d < 32; d <<= 1) {
+                const int t = __shfl_up_sync(FULL_MASK, incl, d);
+                if ((int)lane >= d) incl += t;
+            }
+            const int base = carry + incl - total;
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                const u64 idx = w * 8u + j;
+                const u16 vb = (u16)(half2[j >> 1] >> (16 * (j & 1)));
+                if (idx >= s && idx < e && (vb & 0x7fffu) != 0u) {  // padding entries hold +0.0
+                    const int row = base + pre[j];
+                    if ((u32)row < rows) add((u32)row, fp16_bits_to_f32(vb) * xf);
+                }
+            }
+            carry += __shfl_sync(FULL_MASK, incl, 31);
+        }
     }
 }
 

@@ -1,6 +1,7 @@
-//! The kernels' indexing, checked without a GPU: a line-by-line Rust mirror of `kernels.cu`'s
-//! `decode_column` (32 lanes, 8 entries a lane, the warp's prefix sum, the carry between warp
-//! steps) over the flat layout of `layout.rs`, in the golden kernel's order, must give the bits
+//! The kernels' indexing, checked without a GPU: a step-by-step Rust mirror of `kernels.cu`'s
+//! `decode_column` (32 lanes, one 8-entry word a lane, the warp's prefix sum, the carry between
+//! warp steps; the kernel only issues the loads of several steps early) over the flat layout of
+//! `layout.rs`, in the golden kernel's order, must give the bits
 //! of `lacuna_golden::column_order`. A wrong word base, mask or carry in the layout or in the
 //! decoding shows here, before any GPU runs it.
 

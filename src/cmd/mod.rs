@@ -10,4 +10,5 @@ pub mod merge;
 pub mod run_program;
 pub mod simulate;
 pub mod spmspv;
+pub mod spmspv_gpu;
 pub mod sweep;

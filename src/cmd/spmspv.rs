@@ -1,4 +1,5 @@
-//! `lacuna spmspv`: the golden and CPU spMspV kernels on the Celty workloads.
+//! `lacuna spmspv`: the golden and CPU spMspV kernels on the Celty workloads, and with
+//! `--engine gpu|all` the GPU kernels beside cuBLAS ([`super::spmspv_gpu`]).
 //!
 //! For each shape and sparsity level it draws the synthetic workload, encodes it, runs the
 //! column-order golden, the CPU kernel and the dense f32 GEMV (faer) side by side on the same
@@ -34,14 +35,33 @@ pub struct Args {
     /// Timed repetitions per kernel (interleaved with the other kernel's); the median is reported.
     #[arg(long, default_value_t = 9)]
     reps: usize,
-    /// Print JSON (one object per shape, level and thread count) instead of a table.
+    /// Print JSON instead of a table: an array of rows (one per shape, level and thread count
+    /// for cpu, per shape, level and kernel for gpu); with `all`, {"cpu": [...], "gpu": [...]}.
     #[arg(long)]
     json: bool,
+    /// Where to run: the CPU kernel against faer (cpu), the GPU kernels against cuBLAS (gpu), or both.
+    #[arg(long, value_enum, default_value_t = EngineArg::Cpu)]
+    engine: EngineArg,
+    /// Timed runs per GPU kernel (interleaved, each after an L2 flush); the median is reported.
+    #[arg(long, default_value_t = 30)]
+    gpu_reps: usize,
+    /// Keep the fast GPU kernel's default launch setting instead of tuning it per workload.
+    #[arg(long)]
+    no_tune: bool,
+}
+
+/// Which engines `spmspv` runs.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum EngineArg {
+    Cpu,
+    Gpu,
+    All,
 }
 
 /// One measured row.
 #[derive(Serialize)]
 struct Run {
+    engine: &'static str,
     shape: String,
     weight_sparsity: f64,
     act_sparsity: f64,
@@ -103,6 +123,17 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if threads.contains(&0) {
         bail!("--threads must be at least 1");
     }
+    // The GPU first: without one, one error line before any work.
+    let gpu = match a.engine {
+        EngineArg::Cpu => None,
+        EngineArg::Gpu | EngineArg::All => Some(lacuna_gpu::Gpu::open()?),
+    };
+    if let Some(g) = &gpu {
+        let i = g.info();
+        eprintln!("GPU: {} (compute {}.{}, {} SMs, L2 {} MB), kernels compiled for {}", i.name, i.compute_capability.0, i.compute_capability.1, i.sms, i.l2_bytes >> 20, i.arch);
+    }
+    let run_cpu = a.engine != EngineArg::Gpu;
+    let mut gpu_runs = Vec::new();
     let pools = threads
         .iter()
         .map(|&t| rayon::ThreadPoolBuilder::new().num_threads(t).build().map(|p| (t, p)))
@@ -123,6 +154,26 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let golden = column_order(&m, x, filter)?;
             let bound = check_against_dense(&w.weights, x.as_slice(), filter, &golden);
             let job = m.job_bytes(x.as_slice(), filter);
+            if let Some(g) = &gpu {
+                let rows = super::spmspv_gpu::measure(g, &shape.to_string(), &w, &m, &golden, a.gpu_reps, !a.no_tune)?;
+                for r in &rows {
+                    eprintln!(
+                        "  {level:>4}% x {level}%, GPU {}: {:.1} us, {:.2}x cuBLAS{}",
+                        r.kernel,
+                        r.time_us,
+                        r.speedup_vs_cublas,
+                        match r.bit_exact_with_golden {
+                            Some(true) => ", bit-exact",
+                            Some(false) => ", MISMATCH",
+                            None => "",
+                        }
+                    );
+                }
+                gpu_runs.extend(rows);
+            }
+            if !run_cpu {
+                continue; // the GPU rows carry their own checks
+            }
             let faer = FaerGemv::new(&w.weights);
             let xf: Vec<f32> = x.as_slice().iter().map(|v| v.to_f32()).collect();
             for (t, pool) in &pools {
@@ -140,6 +191,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     if bit_exact { "bit-exact" } else { "MISMATCH" }
                 );
                 runs.push(Run {
+                    engine: "cpu",
                     shape: shape.to_string(),
                     weight_sparsity: w.weight_pruning.sparsity,
                     act_sparsity: w.act_pruning.sparsity,
@@ -164,8 +216,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
 
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&runs)?);
-    } else {
+        match a.engine {
+            EngineArg::Cpu => println!("{}", serde_json::to_string_pretty(&runs)?),
+            EngineArg::Gpu => println!("{}", serde_json::to_string_pretty(&gpu_runs)?),
+            EngineArg::All => {
+                println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "cpu": runs, "gpu": gpu_runs }))?)
+            }
+        }
+    } else if run_cpu {
         println!("spMspV on the Celty shapes: {PROVENANCE}; seed {}", a.seed);
         println!("sparse = lacuna CPU kernel over RLC-CSC (panels of {} rows); dense = faer f32 GEMV; same threads, median of {} interleaved runs", CpuKernel::PANEL_ROWS, a.reps);
         let mut t = Table::new(&[
@@ -203,7 +261,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
         print!("{}", t.render());
         println!("byte ratio = dense FP16 bytes / RLC-CSC bytes the job loads (active columns only); bound = largest |error| / FP32 summation bound against dense f64 (<= 1 passes)");
     }
-    let failed = runs.iter().any(|r| !r.bit_exact_with_golden || r.bound_violations > 0);
+    if !a.json {
+        super::spmspv_gpu::print_table(&gpu_runs);
+    }
+    let failed = runs.iter().any(|r| !r.bit_exact_with_golden || r.bound_violations > 0)
+        || super::spmspv_gpu::failed(&gpu_runs);
     if failed {
         eprintln!("error: a kernel disagreed with the golden reference or exceeded the error bound");
         return Ok(ExitCode::FAILURE);

@@ -5,12 +5,14 @@
 //! cycle and [`verilated`] runs the FP units in batches. [`core_engine`] runs a whole job on the
 //! Verilated core against the model's memory timing; [`cosim`] puts the golden, the model and the
 //! RTL behind one `Engine` trait, draws random and named cases and names the first divergence;
+//! [`gpu_engine`] adds the GPU kernels (`lacuna_gpu`) as engines of the same trait;
 //! [`vcd`] writes waveforms; [`synth`] runs Verilator lint and Yosys. Where the machine has no
 //! Verilator the crate builds without it ([`verilated::AVAILABLE`] is false) and every RTL call
 //! returns [`RtlError::NotBuilt`].
 
 pub mod core_engine;
 pub mod cosim;
+pub mod gpu_engine;
 pub mod model;
 pub mod synth;
 pub mod vcd;
