@@ -131,6 +131,7 @@ impl Gpu {
             }
         }
         let flat = FlatMatrix::new(m);
+        flat.check_panel_sizes()?;
         let fast = FastGeometry::new(&flat, params, self.info.sms, self.info.smem_per_block)?;
         let s = &self.stream;
         let xb: Vec<u16> = x.as_slice().iter().map(|v| v.to_bits()).collect();
@@ -161,9 +162,16 @@ impl Gpu {
         Ok(job)
     }
 
-    /// One spMspV on `kernel` (the golden or the fast one), start to finish.
+    /// One spMspV on `kernel` (the golden or the fast one), start to finish; the fast kernel with
+    /// its default setting, or one warp a block where that many warps' accumulators do not fit.
     pub fn spmspv(&self, m: &RlcMatrix, x: &Activations, filter: ActivationFilter, kernel: Kernel) -> Result<Vec<f32>, GpuError> {
-        self.job(m, x, filter, None, FastParams::DEFAULT)?.run(kernel)
+        let mut job = match self.job(m, x, filter, None, FastParams::DEFAULT) {
+            Err(GpuError::Geometry(crate::layout::GeometryError::PanelTooTall { .. })) => {
+                self.job(m, x, filter, None, FastParams { threads: 32, blocks_per_sm: 8 })?
+            }
+            r => r?,
+        };
+        job.run(kernel)
     }
 }
 

@@ -22,11 +22,15 @@
 // - lacuna_spmspv_fast: in the spirit of the Celty kernel. A block owns one panel and a range of
 //   columns; it compacts its active columns in shared memory (inactive columns are never
 //   loaded), each warp decodes whole columns with 16-byte value loads and 32-bit run loads, a
-//   warp-wide prefix sum gives the rows, products are added into FP32 accumulators of the whole
-//   panel in shared memory, and the block adds its nonzero partial sums into y with atomicAdd.
-//   The order of additions varies from run to run; the result is checked against dense within
-//   the FP32 bound (the bound holds for any order: every product passes through at most n - 1
-//   additions).
+//   warp-wide prefix sum gives the rows, and products are added into FP32 accumulators of the
+//   whole panel in shared memory. Unlike Celty's kernel, each warp has accumulators of its own:
+//   within a column every row occurs once, so a warp's lanes never collide and a plain
+//   load-add-store suffices, where shared accumulators would need atomics (a float atomicAdd in
+//   shared memory is a compare-and-swap loop on sm_90: ATOMS.CAST.SPIN in the SASS). At the end
+//   the block sums its warps' accumulators row by row and adds the nonzero sums into y with
+//   atomicAdd (a native REDG.ADD.F32). The order of additions varies from run to run; the result
+//   is checked against dense within the FP32 bound (the bound holds for any order: every product
+//   passes through at most n - 1 additions).
 
 typedef unsigned int u32;
 typedef unsigned short u16;
@@ -53,8 +57,9 @@ __device__ __forceinline__ bool is_active(u16 xb, u32 key) {
 }
 
 // One warp decodes the stored entries [s, e) of one column (indices relative to the panel's
-// arrays `vals`/`runs`) and calls add(row, product) for every nonzero entry, at most once per row.
-// All 32 lanes must call it together with the same arguments.
+// arrays `vals`/`runs`; a panel holds fewer than 2^31 entries, layout.rs checks it, so no index
+// below overflows 32 bits) and calls add(row, product) for every nonzero entry, at most once per
+// row. All 32 lanes must call it together with the same arguments.
 //
 // A warp step covers 32 words (256 entries), one word a lane; the loads of LOOKAHEAD steps are
 // issued before the first is used, so that a long column keeps several loads in flight per lane.
@@ -64,32 +69,34 @@ template <typename Add>
 __device__ __forceinline__ void decode_column(const uint4* __restrict__ vals, const u32* __restrict__ runs,
                                               u32 s, u32 e, u32 rows, float xf, Add add) {
     const u32 lane = threadIdx.x & 31u;
+    const u32 wend = (e + 7u) >> 3;  // one past the column's last word
     int carry = -1;  // the row before the column's first entry: each entry steps by run + 1
-    for (u64 w0 = s >> 3; w0 * 8u < e; w0 += 32u * LOOKAHEAD) {
+    for (u32 w0 = s >> 3; w0 < wend; w0 += 32u * LOOKAHEAD) {
         uint4 v[LOOKAHEAD];
         u32 r[LOOKAHEAD];
 #pragma unroll
         for (int u = 0; u < LOOKAHEAD; ++u) {
-            const u64 w = w0 + 32u * u + lane;
+            const u32 w = w0 + 32u * u + lane;
             v[u] = make_uint4(0u, 0u, 0u, 0u);
             r[u] = 0u;
-            if (w * 8u < e) {
+            if (w < wend) {
                 v[u] = vals[w];
                 r[u] = runs[w];
             }
         }
 #pragma unroll
         for (int u = 0; u < LOOKAHEAD; ++u) {
-            if ((w0 + 32u * u) * 8u >= e) break;  // the same for every lane
-            const u64 w = w0 + 32u * u + lane;
+            if (w0 + 32u * u >= wend) break;  // the same for every lane
+            const int first = (int)((w0 + 32u * u + lane) * 8u);  // the word's first entry
+            // The word's entries that belong to the column: bits [lo, hi) of an 8-bit mask.
+            const int lo = min(max((int)s - first, 0), 8), hi = min(max((int)e - first, 0), 8);
+            const u32 keep = (0xffu << lo) & ~(0xffu << hi);
             const u32 half2[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
             int pre[8];
             int total = 0;
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
-                const u64 idx = w * 8u + j;
-                const bool valid = idx >= s && idx < e;
-                total += valid ? (int)((r[u] >> (4 * j)) & 15u) + 1 : 0;
+                total += (keep >> j) & 1u ? (int)((r[u] >> (4 * j)) & 15u) + 1 : 0;
                 pre[j] = total;
             }
             int incl = total;  // inclusive prefix sum of the lanes' totals
@@ -101,9 +108,8 @@ __device__ __forceinline__ void decode_column(const uint4* __restrict__ vals, co
             const int base = carry + incl - total;
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
-                const u64 idx = w * 8u + j;
                 const u16 vb = (u16)(half2[j >> 1] >> (16 * (j & 1)));
-                if (idx >= s && idx < e && (vb & 0x7fffu) != 0u) {  // padding entries hold +0.0
+                if ((keep >> j) & 1u && (vb & 0x7fffu) != 0u) {  // padding entries hold +0.0
                     const int row = base + pre[j];
                     if ((u32)row < rows) add((u32)row, fp16_bits_to_f32(vb) * xf);
                 }
@@ -139,21 +145,24 @@ extern "C" __global__ void lacuna_spmspv_golden(const Panel* __restrict__ panels
     }
 }
 
-// The fast kernel. Launch: grid (splits, n_panels), FAST threads per block, dynamic shared
-// memory = max panel rows floats + cols_per_split words (layout.rs: FastGeometry).
-extern "C" __global__ void lacuna_spmspv_fast(const Panel* __restrict__ panels, const uint4* __restrict__ vals,
-                                              const u32* __restrict__ runs, const u32* __restrict__ colptr,
-                                              u32 cols, u32 cols_per_split, u32 acc_words,
-                                              const u16* __restrict__ x, u32 key, float* __restrict__ y) {
-    extern __shared__ float smem[];
+// The fast kernel. Launch: grid (splits, n_panels), blocks of whole warps, dynamic shared memory
+// = warps x acc_words floats (acc_words >= the tallest panel, a multiple of 4) + cols_per_split
+// words (layout.rs: FastGeometry). __launch_bounds__(1024): every tuning candidate can launch,
+// and the register budget (64) leaves room for half a multiprocessor of warps.
+extern "C" __global__ void __launch_bounds__(1024)
+lacuna_spmspv_fast(const Panel* __restrict__ panels, const uint4* __restrict__ vals, const u32* __restrict__ runs,
+                   const u32* __restrict__ colptr, u32 cols, u32 cols_per_split, u32 acc_words,
+                   const u16* __restrict__ x, u32 key, float* __restrict__ y) {
+    extern __shared__ float4 smem4[];
     __shared__ u32 n_active;
-    float* acc = smem;
-    u32* active = (u32*)(smem + acc_words);
+    float* smem = (float*)smem4;
     const u32 tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5, warps = blockDim.x >> 5;
+    float* acc = smem + warp * acc_words;  // this warp's own accumulators
+    u32* active = (u32*)(smem + warps * acc_words);
     const Panel pd = panels[blockIdx.y];
     const u32 k0 = blockIdx.x * cols_per_split;
     const u32 k1 = min(cols, k0 + cols_per_split);
-    for (u32 i = tid; i < pd.rows; i += blockDim.x) acc[i] = 0.0f;
+    for (u32 i = lane; i < (pd.rows + 3u) / 4u; i += 32u) ((float4*)acc)[i] = make_float4(0.f, 0.f, 0.f, 0.f);
     if (tid == 0) n_active = 0u;
     __syncthreads();
     // The activation scan: each warp compacts its active columns with one shared atomic.
@@ -174,12 +183,14 @@ extern "C" __global__ void lacuna_spmspv_fast(const Panel* __restrict__ panels, 
     for (u32 i = warp; i < n; i += warps) {
         const u32 k = active[i];
         const float xf = fp16_bits_to_f32(x[k]);
-        decode_column(pv, pr, cp[k], cp[k + 1], pd.rows, xf, [&](u32 row, float prod) { atomicAdd(&acc[row], prod); });
+        decode_column(pv, pr, cp[k], cp[k + 1], pd.rows, xf, [&](u32 row, float prod) { acc[row] += prod; });
+        __syncwarp();  // this column's additions are visible to every lane before the next column's
     }
     __syncthreads();
     float* out = y + pd.row_start;
     for (u32 i = tid; i < pd.rows; i += blockDim.x) {
-        const float a = acc[i];
+        float a = 0.0f;
+        for (u32 w = 0; w < warps; ++w) a += smem[w * acc_words + i];
         if (a != 0.0f) atomicAdd(&out[i], a);  // adding +0.0 could not change y
     }
 }

@@ -76,6 +76,18 @@ impl FlatMatrix {
         self.panels.iter().map(|p| p.rows).max().unwrap_or(0)
     }
 
+    /// Refuses a panel the kernels cannot index with 32-bit integers.
+    pub fn check_panel_sizes(&self) -> Result<(), GeometryError> {
+        let ends = self.panels.iter().map(|p| p.entry_base).skip(1).chain([self.values.len() as u64]);
+        for (panel, (p, end)) in self.panels.iter().zip(ends).enumerate() {
+            let entries = end.saturating_sub(p.entry_base);
+            if entries > (1 << 31) - 8 {
+                return Err(GeometryError::PanelTooLarge { panel, entries });
+            }
+        }
+        Ok(())
+    }
+
     /// The panel table as bytes, in the layout of `struct Panel`.
     pub fn panel_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.panels.len() * std::mem::size_of::<PanelDesc>());
@@ -132,7 +144,7 @@ pub fn golden_launch(m: &FlatMatrix) -> Launch {
 /// The fast kernel's tuning knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct FastParams {
-    /// Threads per block (a multiple of 32, at most 1024).
+    /// Threads per block (a multiple of 32, at most 1024); each warp has accumulators of its own.
     pub threads: u32,
     /// Blocks aimed at per multiprocessor: the grid holds about `blocks_per_sm x SMs` blocks.
     pub blocks_per_sm: u32,
@@ -140,18 +152,17 @@ pub struct FastParams {
 
 impl FastParams {
     /// The default, before any tuning.
-    pub const DEFAULT: FastParams = FastParams { threads: 512, blocks_per_sm: 4 };
+    pub const DEFAULT: FastParams = FastParams { threads: 128, blocks_per_sm: 4 };
 
-    /// The settings an autotuning pass tries.
+    /// The settings an autotuning pass tries (some may not fit a given matrix's panels: see
+    /// [`FastGeometry::new`]).
     pub fn candidates() -> Vec<FastParams> {
         let mut out = Vec::new();
-        for threads in [256, 512, 1024] {
-            for waves in [1, 2, 4] {
-                let per_sm = (2048 / threads) * waves / 2;
-                out.push(FastParams { threads, blocks_per_sm: per_sm.max(1) });
+        for threads in [64, 128, 256, 512] {
+            for blocks_per_sm in [2, 4, 8] {
+                out.push(FastParams { threads, blocks_per_sm });
             }
         }
-        out.dedup();
         out
     }
 }
@@ -161,16 +172,27 @@ impl FastParams {
 pub enum GeometryError {
     /// The panel accumulators do not fit shared memory.
     #[error(
-        "the fast kernel keeps a panel's accumulators in shared memory: {needed} bytes for panels of \
-         {rows} rows, but a block may have {limit}; encode with shorter row panels"
+        "the fast kernel keeps a panel's accumulators in shared memory, one set a warp: {needed} bytes \
+         for {warps} warps and panels of {rows} rows, but a block may have {limit}; use fewer threads \
+         a block or encode with shorter row panels"
     )]
     PanelTooTall {
         /// Bytes needed.
         needed: u64,
+        /// Warps per block.
+        warps: u32,
         /// The tallest panel.
         rows: u32,
         /// The device's limit per block.
         limit: u32,
+    },
+    /// A panel with 2^31 stored entries or more (the kernels index a panel with 32-bit integers).
+    #[error("panel {panel} holds {entries} stored entries; the GPU kernels take at most 2^31 - 8 a panel")]
+    PanelTooLarge {
+        /// The panel.
+        panel: usize,
+        /// Its padded entries.
+        entries: u64,
     },
     /// Threads per block out of range.
     #[error("threads per block must be a multiple of 32 in 32..=1024, got {0}")]
@@ -185,7 +207,7 @@ pub struct FastGeometry {
     pub launch: Launch,
     /// Columns per block (the last split may hold fewer).
     pub cols_per_split: u32,
-    /// Floats of accumulators (the tallest panel).
+    /// Floats of accumulators a warp (the tallest panel, rounded up to a multiple of 4).
     pub acc_words: u32,
 }
 
@@ -214,11 +236,12 @@ impl FastGeometry {
         let splits = target.div_ceil(panels).clamp(1, cols);
         let cols_per_split = cols.div_ceil(splits);
         let splits = cols.div_ceil(cols_per_split); // no empty split
-        let acc_words = max_panel_rows;
+        let acc_words = max_panel_rows.div_ceil(4) * 4;
+        let warps = p.threads / 32;
         // The static `n_active` word (4 bytes) comes on top of the dynamic part.
-        let needed = 4 * (acc_words as u64 + cols_per_split) + 4;
+        let needed = 4 * (warps as u64 * acc_words as u64 + cols_per_split) + 4;
         if needed > smem_limit as u64 {
-            return Err(GeometryError::PanelTooTall { needed, rows: acc_words, limit: smem_limit });
+            return Err(GeometryError::PanelTooTall { needed, warps, rows: max_panel_rows, limit: smem_limit });
         }
         Ok(FastGeometry {
             launch: Launch {
@@ -308,7 +331,7 @@ mod tests {
         assert!((splits as u64 - 1) * (g.cols_per_split as u64) < 1000, "an empty split");
         // About blocks_per_sm x SMs blocks in all: never more, and at least half of them.
         assert!(splits * 2 <= 4 * 132 && splits * 2 >= 4 * 132 / 2, "{splits} splits");
-        assert_eq!(g.launch.shared_bytes, 4 * (2048 + g.cols_per_split));
+        assert_eq!(g.launch.shared_bytes, 4 * (16 * 2048 + g.cols_per_split));
         // Fewer columns than the device wants splits: one column a block.
         let f = FlatMatrix::new(&matrix(64, 3, 64));
         let g = FastGeometry::new(&f, FastParams::DEFAULT, 132, 48 * 1024).unwrap();
@@ -320,6 +343,10 @@ mod tests {
         let f = FlatMatrix::new(&matrix(20000, 4, 20000));
         let e = FastGeometry::new(&f, FastParams::DEFAULT, 132, 48 * 1024).unwrap_err();
         assert!(e.to_string().contains("shorter row panels"), "{e}");
+        // One warp's 80,000 bytes fit a Hopper block (227 KiB), four warps' do not.
+        let one_warp = FastParams { threads: 32, blocks_per_sm: 1 };
+        FastGeometry::new(&f, one_warp, 132, 227 * 1024).unwrap();
+        assert!(FastGeometry::new(&f, FastParams { threads: 128, blocks_per_sm: 1 }, 132, 227 * 1024).is_err());
         for t in [0, 48, 2048] {
             let e = FastGeometry::new(&f, FastParams { threads: t, blocks_per_sm: 1 }, 132, 1 << 20).unwrap_err();
             assert_eq!(e, GeometryError::Threads(t));
@@ -327,11 +354,27 @@ mod tests {
     }
 
     #[test]
-    fn every_tuning_candidate_is_a_valid_launch() {
-        let f = FlatMatrix::new(&matrix(256, 64, 128));
+    fn every_tuning_candidate_is_a_valid_launch_for_panels_of_2048_rows_on_hopper() {
+        let f = FlatMatrix::new(&matrix(4096, 64, 2048));
         for p in FastParams::candidates() {
-            FastGeometry::new(&f, p, 132, 227 * 1024).unwrap();
+            let g = FastGeometry::new(&f, p, 132, 227 * 1024).unwrap();
+            assert_eq!(g.acc_words, 2048);
         }
         assert!(FastParams::candidates().len() >= 6);
+        assert!(FastParams::candidates().contains(&FastParams::DEFAULT));
+    }
+
+    #[test]
+    fn accumulators_are_rounded_up_to_whole_16_byte_words_and_panels_are_within_32_bit_indices() {
+        let f = FlatMatrix::new(&matrix(70, 9, 70));
+        let g = FastGeometry::new(&f, FastParams::DEFAULT, 132, 227 * 1024).unwrap();
+        assert_eq!(g.acc_words, 72);
+        f.check_panel_sizes().unwrap();
+        // A panel table whose second panel starts 2^31 entries after the first (the arrays are
+        // not allocated: only the bases matter).
+        let mut big = f.clone();
+        big.panels.truncate(1);
+        big.panels.push(PanelDesc { entry_base: 1 << 31, row_start: 70, rows: 1 });
+        assert!(matches!(big.check_panel_sizes(), Err(GeometryError::PanelTooLarge { panel: 0, entries }) if entries == 1 << 31));
     }
 }
