@@ -5,7 +5,7 @@
 //! so each is probed first. A [`GpuJob`] holds one matrix, its dense form (for cuBLAS), x and y
 //! on the device; [`GpuJob::time_us`] times kernels side by side with CUDA events.
 
-use crate::layout::{activation_key, golden_launch, FastGeometry, FastParams, FlatMatrix, Launch};
+use crate::layout::{activation_key, golden_launch, FastGeometry, FastParams, FlatMatrix, GeometryError, Launch};
 use crate::nvrtc::{self, FAST_KERNEL, FLUSH_KERNEL, GOLDEN_KERNEL};
 use crate::{GpuError, Kernel};
 use cudarc::cublas::{sys as blas_sys, CudaBlas};
@@ -96,12 +96,10 @@ impl Gpu {
         let golden = module.load_function(GOLDEN_KERNEL).map_err(cuda)?;
         let fast = module.load_function(FAST_KERNEL).map_err(cuda)?;
         let flush = module.load_function(FLUSH_KERNEL).map_err(cuda)?;
-        // Let the fast kernel use all the shared memory a block may have (its accumulators).
-        fast.set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            info.smem_per_block as i32 - 4,
-        )
-        .map_err(cuda)?;
+        // Let the fast kernel use all the shared memory a block may have (its accumulators; it
+        // has no static shared memory).
+        fast.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, info.smem_per_block as i32)
+            .map_err(cuda)?;
         let stream = ctx.default_stream();
         let blas = CudaBlas::new(stream.clone()).map_err(cuda)?;
         Ok(Gpu { stream, golden, fast, flush, blas, info })
@@ -132,7 +130,8 @@ impl Gpu {
         }
         let flat = FlatMatrix::new(m);
         flat.check_panel_sizes()?;
-        let fast = FastGeometry::new(&flat, params, self.info.sms, self.info.smem_per_block)?;
+        // The fast kernel's geometry may not fit (shared memory); the other kernels run anyway.
+        let fast = FastGeometry::new(&flat, params, self.info.sms, self.info.smem_per_block);
         let s = &self.stream;
         let xb: Vec<u16> = x.as_slice().iter().map(|v| v.to_bits()).collect();
         // The dense baseline multiplies the same effective activations: the filtered ones zeroed.
@@ -147,6 +146,7 @@ impl Gpu {
             cols: m.cols(),
             golden: golden_launch(&flat),
             fast,
+            max_panel_rows: flat.max_panel_rows(),
             key: activation_key(filter),
             panels: s.clone_htod(&flat.panel_bytes()).map_err(cuda)?,
             values: s.clone_htod(&flat.values).map_err(cuda)?,
@@ -165,12 +165,10 @@ impl Gpu {
     /// One spMspV on `kernel` (the golden or the fast one), start to finish; the fast kernel with
     /// its default setting, or one warp a block where that many warps' accumulators do not fit.
     pub fn spmspv(&self, m: &RlcMatrix, x: &Activations, filter: ActivationFilter, kernel: Kernel) -> Result<Vec<f32>, GpuError> {
-        let mut job = match self.job(m, x, filter, None, FastParams::DEFAULT) {
-            Err(GpuError::Geometry(crate::layout::GeometryError::PanelTooTall { .. })) => {
-                self.job(m, x, filter, None, FastParams { threads: 32, blocks_per_sm: 8 })?
-            }
-            r => r?,
-        };
+        let mut job = self.job(m, x, filter, None, FastParams::DEFAULT)?;
+        if kernel == Kernel::Fast && matches!(job.fast, Err(GeometryError::PanelTooTall { .. })) {
+            job.set_fast_params(FastParams { threads: 32, blocks_per_sm: 8 })?;
+        }
         job.run(kernel)
     }
 }
@@ -181,7 +179,9 @@ pub struct GpuJob<'g> {
     rows: u32,
     cols: u32,
     golden: Launch,
-    fast: FastGeometry,
+    /// The fast kernel's geometry, or why it cannot run this matrix.
+    fast: Result<FastGeometry, GeometryError>,
+    max_panel_rows: u32,
     key: u32,
     n_panels: u32,
     panels: CudaSlice<u8>,
@@ -204,13 +204,13 @@ impl GpuJob<'_> {
     /// Changes the fast kernel's geometry.
     pub fn set_fast_params(&mut self, p: FastParams) -> Result<(), GpuError> {
         let info = &self.gpu.info;
-        self.fast = FastGeometry::for_shape(self.n_panels, self.cols, self.fast.acc_words, p, info.sms, info.smem_per_block)?;
-        Ok(())
+        self.fast = FastGeometry::for_shape(self.n_panels, self.cols, self.max_panel_rows, p, info.sms, info.smem_per_block);
+        self.fast.clone().map(|_| ()).map_err(GpuError::from)
     }
 
-    /// The fast kernel's geometry.
-    pub fn fast_geometry(&self) -> FastGeometry {
-        self.fast
+    /// The fast kernel's geometry, or why it cannot run this matrix.
+    pub fn fast_geometry(&self) -> Result<FastGeometry, GeometryError> {
+        self.fast.clone()
     }
 
     /// Queues `kernel` on the stream (y written whole); nothing waits.
@@ -226,12 +226,13 @@ impl GpuJob<'_> {
                 unsafe { b.launch(config(self.golden)) }.map_err(cuda)?;
             }
             Kernel::Fast => {
+                let g = self.fast.clone()?;
                 s.memset_zeros(&mut self.y).map_err(cuda)?;
                 let mut b = s.launch_builder(&self.gpu.fast);
                 b.arg(&self.panels).arg(&self.values).arg(&self.runs).arg(&self.colptr).arg(&self.cols);
-                b.arg(&self.fast.cols_per_split).arg(&self.fast.acc_words).arg(&self.x).arg(&self.key).arg(&mut self.y);
+                b.arg(&g.cols_per_split).arg(&g.acc_words).arg(&self.x).arg(&self.key).arg(&mut self.y);
                 // SAFETY: as above; the dynamic shared memory is the geometry's.
-                unsafe { b.launch(config(self.fast.launch)) }.map_err(cuda)?;
+                unsafe { b.launch(config(g.launch)) }.map_err(cuda)?;
             }
             Kernel::Cublas => {
                 let w = self.dense.as_ref().ok_or(GpuError::NoDense { rows: self.rows, cols: self.cols })?;

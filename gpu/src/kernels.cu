@@ -87,9 +87,10 @@ __device__ __forceinline__ void decode_column(const uint4* __restrict__ vals, co
 #pragma unroll
         for (int u = 0; u < LOOKAHEAD; ++u) {
             if (w0 + 32u * u >= wend) break;  // the same for every lane
-            const int first = (int)((w0 + 32u * u + lane) * 8u);  // the word's first entry
+            const u32 first = (w0 + 32u * u + lane) * 8u;  // the word's first entry (< 2^32)
             // The word's entries that belong to the column: bits [lo, hi) of an 8-bit mask.
-            const int lo = min(max((int)s - first, 0), 8), hi = min(max((int)e - first, 0), 8);
+            const u32 lo = s > first ? min(s - first, 8u) : 0u;
+            const u32 hi = e > first ? min(e - first, 8u) : 0u;
             const u32 keep = (0xffu << lo) & ~(0xffu << hi);
             const u32 half2[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
             int pre[8];
@@ -145,22 +146,22 @@ extern "C" __global__ void lacuna_spmspv_golden(const Panel* __restrict__ panels
     }
 }
 
-// The fast kernel. Launch: grid (splits, n_panels), blocks of whole warps, dynamic shared memory
-// = warps x acc_words floats (acc_words >= the tallest panel, a multiple of 4) + cols_per_split
-// words (layout.rs: FastGeometry). __launch_bounds__(1024): every tuning candidate can launch,
+// The fast kernel. Launch: grid (n_panels, splits), blocks of whole warps, dynamic shared memory
+// = warps x acc_words floats (acc_words >= the tallest panel, a multiple of 4), then
+// cols_per_split words of active columns and one word counting them (layout.rs: FastGeometry). __launch_bounds__(1024): every tuning candidate can launch,
 // and the register budget (64) leaves room for half a multiprocessor of warps.
 extern "C" __global__ void __launch_bounds__(1024)
 lacuna_spmspv_fast(const Panel* __restrict__ panels, const uint4* __restrict__ vals, const u32* __restrict__ runs,
                    const u32* __restrict__ colptr, u32 cols, u32 cols_per_split, u32 acc_words,
                    const u16* __restrict__ x, u32 key, float* __restrict__ y) {
     extern __shared__ float4 smem4[];
-    __shared__ u32 n_active;
     float* smem = (float*)smem4;
     const u32 tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5, warps = blockDim.x >> 5;
     float* acc = smem + warp * acc_words;  // this warp's own accumulators
     u32* active = (u32*)(smem + warps * acc_words);
-    const Panel pd = panels[blockIdx.y];
-    const u32 k0 = blockIdx.x * cols_per_split;
+    u32& n_active = active[cols_per_split];
+    const Panel pd = panels[blockIdx.x];
+    const u32 k0 = blockIdx.y * cols_per_split;
     const u32 k1 = min(cols, k0 + cols_per_split);
     for (u32 i = lane; i < (pd.rows + 3u) / 4u; i += 32u) ((float4*)acc)[i] = make_float4(0.f, 0.f, 0.f, 0.f);
     if (tid == 0) n_active = 0u;
@@ -177,7 +178,7 @@ lacuna_spmspv_fast(const Panel* __restrict__ panels, const uint4* __restrict__ v
     }
     __syncthreads();
     const u32 n = n_active;
-    const u32* cp = colptr + (u64)blockIdx.y * ((u64)cols + 1u);
+    const u32* cp = colptr + (u64)blockIdx.x * ((u64)cols + 1u);
     const uint4* pv = vals + (pd.entry_base >> 3);
     const u32* pr = runs + (pd.entry_base >> 3);
     for (u32 i = warp; i < n; i += warps) {

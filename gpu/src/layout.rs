@@ -194,10 +194,24 @@ pub enum GeometryError {
         /// Its padded entries.
         entries: u64,
     },
+    /// More column splits than a grid dimension holds.
+    #[error("{cols} columns need {splits} column splits of at most {max} columns, more than a grid's 65,535")]
+    TooManyColumns {
+        /// K.
+        cols: u32,
+        /// Splits needed.
+        splits: u64,
+        /// Columns a split at most.
+        max: u64,
+    },
     /// Threads per block out of range.
     #[error("threads per block must be a multiple of 32 in 32..=1024, got {0}")]
     Threads(u32),
 }
+
+/// The most columns one block of the fast kernel takes (its list of active columns is in
+/// shared memory).
+pub const MAX_SPLIT_COLS: u64 = 4096;
 
 /// The fast kernel's launch geometry on a device with `sms` multiprocessors and `smem_limit`
 /// bytes of shared memory per block (the opt-in maximum).
@@ -234,21 +248,23 @@ impl FastGeometry {
         let target = (p.blocks_per_sm.max(1) as u64) * (sms.max(1) as u64);
         let cols = cols.max(1) as u64;
         let splits = target.div_ceil(panels).clamp(1, cols);
-        let cols_per_split = cols.div_ceil(splits);
+        // A block's list of active columns lives in shared memory: at most MAX_SPLIT_COLS words,
+        // whatever the number of panels.
+        let cols_per_split = cols.div_ceil(splits).min(MAX_SPLIT_COLS);
         let splits = cols.div_ceil(cols_per_split); // no empty split
+        if splits > 65_535 {
+            return Err(GeometryError::TooManyColumns { cols: cols as u32, splits, max: MAX_SPLIT_COLS });
+        }
         let acc_words = max_panel_rows.div_ceil(4) * 4;
         let warps = p.threads / 32;
-        // The static `n_active` word (4 bytes) comes on top of the dynamic part.
-        let needed = 4 * (warps as u64 * acc_words as u64 + cols_per_split) + 4;
+        // The accumulators, the list of active columns and its count (all dynamic: the kernel
+        // has no static shared memory).
+        let needed = 4 * (warps as u64 * acc_words as u64 + cols_per_split + 1);
         if needed > smem_limit as u64 {
             return Err(GeometryError::PanelTooTall { needed, warps, rows: max_panel_rows, limit: smem_limit });
         }
         Ok(FastGeometry {
-            launch: Launch {
-                grid: (splits as u32, panels as u32),
-                threads: p.threads,
-                shared_bytes: (needed - 4) as u32,
-            },
+            launch: Launch { grid: (panels as u32, splits as u32), threads: p.threads, shared_bytes: needed as u32 },
             cols_per_split: cols_per_split as u32,
             acc_words,
         })
@@ -325,17 +341,22 @@ mod tests {
     fn the_fast_geometry_fills_the_device_without_an_empty_split() {
         let f = FlatMatrix::new(&matrix(4096, 1000, 2048));
         let g = FastGeometry::new(&f, FastParams { threads: 512, blocks_per_sm: 4 }, 132, 227 * 1024).unwrap();
-        assert_eq!(g.launch.grid.1, 2);
-        let splits = g.launch.grid.0;
+        assert_eq!(g.launch.grid.0, 2);
+        let splits = g.launch.grid.1;
         assert!(splits as u64 * g.cols_per_split as u64 >= 1000);
         assert!((splits as u64 - 1) * (g.cols_per_split as u64) < 1000, "an empty split");
         // About blocks_per_sm x SMs blocks in all: never more, and at least half of them.
         assert!(splits * 2 <= 4 * 132 && splits * 2 >= 4 * 132 / 2, "{splits} splits");
-        assert_eq!(g.launch.shared_bytes, 4 * (16 * 2048 + g.cols_per_split));
+        assert_eq!(g.launch.shared_bytes, 4 * (16 * 2048 + g.cols_per_split + 1));
         // Fewer columns than the device wants splits: one column a block.
         let f = FlatMatrix::new(&matrix(64, 3, 64));
         let g = FastGeometry::new(&f, FastParams::DEFAULT, 132, 48 * 1024).unwrap();
-        assert_eq!((g.launch.grid, g.cols_per_split), ((3, 1), 1));
+        assert_eq!((g.launch.grid, g.cols_per_split), ((1, 3), 1));
+        // Many panels and many columns: the split is capped, the panels go on the grid's x.
+        let g = FastGeometry::for_shape(100_000, 200_000, 16, FastParams::DEFAULT, 132, 227 * 1024).unwrap();
+        assert_eq!((g.launch.grid, g.cols_per_split), ((100_000, 49), 4096));
+        let e = FastGeometry::for_shape(1, u32::MAX, 16, FastParams::DEFAULT, 132, 227 * 1024).unwrap_err();
+        assert!(matches!(e, GeometryError::TooManyColumns { .. }), "{e}");
     }
 
     #[test]
