@@ -10,8 +10,9 @@
 # GPU tests with LACUNA_REQUIRE_GPU=1 (golden kernel bit-exact, fast kernel and cuBLAS within the
 # bound; every testbench case), then `lacuna spmspv --engine gpu` on the Celty paper's six shapes
 # at 30/50/70 % dual sparsity. Output in $OUT (else ./gpu-check-out): gpu-spmspv.json (the rows),
-# gpu-summary.md (the table), gpu-check.log (everything). Meant to finish within 8 minutes on an
-# H100/H200-class machine.
+# gpu-summary.md (the table), gpu-check.log (everything). Each step has a time limit (2 + 2 + 5
+# minutes) so that the whole stays within 9 minutes whatever happens; it takes about 4 on an
+# H200.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CARRY=.gpu-carry
@@ -68,12 +69,12 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max
 rc=0
 export LACUNA_REQUIRE_GPU=1
 step "GPU tests (lacuna-gpu): golden bit-exact, fast and cuBLAS within the bound, timing"
-"$CARRY/gpu-device-tests" --test-threads=1 || rc=1
+timeout 120 "$CARRY/gpu-device-tests" --test-threads=1 || rc=1
 step "GPU tests (testbench): every named case and 600 random cases on the GPU engines"
-"$CARRY/testbench-gpu-tests" --nocapture || rc=1
+timeout 120 "$CARRY/testbench-gpu-tests" --nocapture || rc=1
 
 step "benchmark: lacuna spmspv --engine gpu, six paper shapes x 30/50/70 %"
-if "$CARRY/lacuna" spmspv --engine gpu --sparsity 30,50,70 --gpu-reps "${GPU_REPS:-30}" --json > "$OUT/gpu-spmspv.json"; then
+if timeout 300 "$CARRY/lacuna" spmspv --engine gpu --sparsity 30,50,70 --gpu-reps "${GPU_REPS:-30}" --json > "$OUT/gpu-spmspv.json"; then
   :
 else
   rc=1
