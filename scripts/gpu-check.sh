@@ -98,7 +98,7 @@ for (shape, lvl), k in by.items():
     p = f["fast_params"]
     print(f"| {shape} | {lvl}/{lvl} | {c['time_us']:.1f} | {f['time_us']:.1f} | {f['speedup_vs_cublas']:.2f}x | {limit:.2f}x | "
           f"{f['achieved_gb_per_s']:.0f} | {g['time_us']:.0f} | {'yes' if g['bit_exact_with_golden'] else 'NO'} | "
-          f"{f['max_bound_fraction']:.2f} / {c['max_bound_fraction']:.2f} | {p['threads']}t x {p['blocks_per_sm']}/SM |")
+          f"{f['max_bound_fraction']:.2f} / {c['max_bound_fraction']:.2f} | {p['threads']}t x {p['blocks_per_sm']}/SM, {p['merge']} |")
 PY
 cat "$OUT/gpu-summary.md"
 step "done, status $rc"

@@ -5,8 +5,10 @@
 //! so each is probed first. A [`GpuJob`] holds one matrix, its dense form (for cuBLAS), x and y
 //! on the device; [`GpuJob::time_us`] times kernels side by side with CUDA events.
 
-use crate::layout::{activation_key, golden_launch, FastGeometry, FastParams, FlatMatrix, GeometryError, Launch};
-use crate::nvrtc::{self, FAST_KERNEL, FLUSH_KERNEL, GOLDEN_KERNEL};
+use crate::layout::{
+    activation_key, golden_launch, reduce_launch, FastGeometry, FastParams, FlatMatrix, GeometryError, Launch, Merge,
+};
+use crate::nvrtc::{self, FAST_KERNEL, FLUSH_KERNEL, GOLDEN_KERNEL, REDUCE_KERNEL};
 use crate::{GpuError, Kernel};
 use cudarc::cublas::{sys as blas_sys, CudaBlas};
 use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags, CUfunction_attribute};
@@ -42,6 +44,7 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     golden: CudaFunction,
     fast: CudaFunction,
+    reduce: CudaFunction,
     flush: CudaFunction,
     blas: CudaBlas,
     info: GpuInfo,
@@ -96,13 +99,14 @@ impl Gpu {
         let golden = module.load_function(GOLDEN_KERNEL).map_err(cuda)?;
         let fast = module.load_function(FAST_KERNEL).map_err(cuda)?;
         let flush = module.load_function(FLUSH_KERNEL).map_err(cuda)?;
+        let reduce = module.load_function(REDUCE_KERNEL).map_err(cuda)?;
         // Let the fast kernel use all the shared memory a block may have (its accumulators; it
         // has no static shared memory).
         fast.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, info.smem_per_block as i32)
             .map_err(cuda)?;
         let stream = ctx.default_stream();
         let blas = CudaBlas::new(stream.clone()).map_err(cuda)?;
-        Ok(Gpu { stream, golden, fast, flush, blas, info })
+        Ok(Gpu { stream, golden, fast, reduce, flush, blas, info })
     }
 
     /// The device.
@@ -147,6 +151,8 @@ impl Gpu {
             golden: golden_launch(&flat),
             fast,
             max_panel_rows: flat.max_panel_rows(),
+            params,
+            partial: None,
             key: activation_key(filter),
             panels: s.clone_htod(&flat.panel_bytes()).map_err(cuda)?,
             values: s.clone_htod(&flat.values).map_err(cuda)?,
@@ -167,7 +173,7 @@ impl Gpu {
     pub fn spmspv(&self, m: &RlcMatrix, x: &Activations, filter: ActivationFilter, kernel: Kernel) -> Result<Vec<f32>, GpuError> {
         let mut job = self.job(m, x, filter, None, FastParams::DEFAULT)?;
         if kernel == Kernel::Fast && matches!(job.fast, Err(GeometryError::PanelTooTall { .. })) {
-            job.set_fast_params(FastParams { threads: 32, blocks_per_sm: 8 })?;
+            job.set_fast_params(FastParams::ONE_WARP)?;
         }
         job.run(kernel)
     }
@@ -182,6 +188,9 @@ pub struct GpuJob<'g> {
     /// The fast kernel's geometry, or why it cannot run this matrix.
     fast: Result<FastGeometry, GeometryError>,
     max_panel_rows: u32,
+    params: FastParams,
+    /// The partial sums of `Merge::Reduce` (splits x M), made when first needed.
+    partial: Option<CudaSlice<f32>>,
     key: u32,
     n_panels: u32,
     panels: CudaSlice<u8>,
@@ -205,7 +214,16 @@ impl GpuJob<'_> {
     pub fn set_fast_params(&mut self, p: FastParams) -> Result<(), GpuError> {
         let info = &self.gpu.info;
         self.fast = FastGeometry::for_shape(self.n_panels, self.cols, self.max_panel_rows, p, info.sms, info.smem_per_block);
-        self.fast.clone().map(|_| ()).map_err(GpuError::from)
+        self.params = p;
+        let g = self.fast.clone()?;
+        if p.merge == Merge::Reduce {
+            let need = g.launch.grid.1 as usize * self.rows as usize;
+            if self.partial.as_ref().is_none_or(|b| b.len() < need) {
+                self.partial = None; // free the old one first
+                self.partial = Some(self.gpu.stream.alloc_zeros::<f32>(need).map_err(cuda)?);
+            }
+        }
+        Ok(())
     }
 
     /// The fast kernel's geometry, or why it cannot run this matrix.
@@ -227,12 +245,35 @@ impl GpuJob<'_> {
             }
             Kernel::Fast => {
                 let g = self.fast.clone()?;
-                s.memset_zeros(&mut self.y).map_err(cuda)?;
-                let mut b = s.launch_builder(&self.gpu.fast);
-                b.arg(&self.panels).arg(&self.values).arg(&self.runs).arg(&self.colptr).arg(&self.cols);
-                b.arg(&g.cols_per_split).arg(&g.acc_words).arg(&self.x).arg(&self.key).arg(&mut self.y);
-                // SAFETY: as above; the dynamic shared memory is the geometry's.
-                unsafe { b.launch(config(g.launch)) }.map_err(cuda)?;
+                let reduce = self.params.merge == Merge::Reduce;
+                if reduce && self.partial.is_none() {
+                    self.set_fast_params(self.params)?; // makes the partial-sum buffer
+                }
+                if !reduce {
+                    s.memset_zeros(&mut self.y).map_err(cuda)?;
+                }
+                let splits = g.launch.grid.1;
+                {
+                    let mut b = s.launch_builder(&self.gpu.fast);
+                    b.arg(&self.panels).arg(&self.values).arg(&self.runs).arg(&self.colptr).arg(&self.cols);
+                    b.arg(&g.cols_per_split).arg(&g.acc_words).arg(&self.x).arg(&self.key).arg(&mut self.y);
+                    let null: u64 = 0;
+                    match (reduce, self.partial.as_mut()) {
+                        (true, Some(p)) => b.arg(p),
+                        _ => b.arg(&null),
+                    };
+                    b.arg(&self.rows);
+                    // SAFETY: as above; the dynamic shared memory is the geometry's; `partial` is
+                    // null or holds splits x M floats.
+                    unsafe { b.launch(config(g.launch)) }.map_err(cuda)?;
+                }
+                if reduce {
+                    let p = self.partial.as_ref().expect("made above");
+                    let mut b = s.launch_builder(&self.gpu.reduce);
+                    b.arg(p).arg(&splits).arg(&self.rows).arg(&mut self.y);
+                    // SAFETY: partial holds splits x M floats, y holds M.
+                    unsafe { b.launch(config(reduce_launch(self.rows))) }.map_err(cuda)?;
+                }
             }
             Kernel::Cublas => {
                 let w = self.dense.as_ref().ok_or(GpuError::NoDense { rows: self.rows, cols: self.cols })?;

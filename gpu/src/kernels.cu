@@ -9,16 +9,18 @@
 //   threshold's bits: for finite non-negative FP16 values the order of the bits is the order of
 //   the values), the rule of lacuna_spec::ActivationFilter;
 // - a product is the exact FP32 product of two FP16 values (cvt.f32.f16 is exact, and so is the
-//   FP32 multiply of two converted FP16 values: 22 significant bits at most);
-// - rows come from the runs: row_j = j + sum_{l <= j} run_l within the column (spec/src/rlc.rs).
+//   FP32 product of two converted FP16 values: 22 significant bits at most, never below 2^-48),
+//   so fmaf(w, x, acc) rounds exactly like acc + w * x: one round-to-nearest-even FP32 addition
+//   of the product. The kernels use fmaf explicitly (one instruction); --fmad=false keeps the
+//   compiler from fusing anything else;
+// - rows come from the runs: row_j = j + sum_{l <= j} run_l within the column (spec/src/rlc.rs);
+// - a padding entry (+0.0) is added like any other: its product is +-0.0, which cannot change an
+//   accumulator that starts at +0.0 (lacuna_spec::numerics), so no test is spent on it.
 //
 // The kernels differ in who owns an accumulator and so in the order of additions:
 // - lacuna_spmspv_golden: one warp owns a whole panel and visits its columns in increasing k, so
-//   every row receives its products in the order of lacuna_golden::spmspv::column_order, each
-//   with one round-to-nearest-even FP32 addition: the result is bit-identical to it. Compile with
-//   --fmad=false (gpu/src/nvrtc.rs) so that no addition is fused with anything; a fused
-//   multiply-add would give the same bits anyway (the product is exact), but the rule is stated,
-//   not inferred.
+//   every row receives its products in the order of lacuna_golden::spmspv::column_order: the
+//   result is bit-identical to it.
 // - lacuna_spmspv_fast: in the spirit of the Celty kernel. A block owns one panel and a range of
 //   columns; it compacts its active columns in shared memory (inactive columns are never
 //   loaded), each warp decodes whole columns with 16-byte value loads and 32-bit run loads, a
@@ -27,10 +29,11 @@
 //   within a column every row occurs once, so a warp's lanes never collide and a plain
 //   load-add-store suffices, where shared accumulators would need atomics (a float atomicAdd in
 //   shared memory is a compare-and-swap loop on sm_90: ATOMS.CAST.SPIN in the SASS). At the end
-//   the block sums its warps' accumulators row by row and adds the nonzero sums into y with
-//   atomicAdd (a native REDG.ADD.F32). The order of additions varies from run to run; the result
-//   is checked against dense within the FP32 bound (the bound holds for any order: every product
-//   passes through at most n - 1 additions).
+//   the block sums its warps' accumulators row by row and either adds the nonzero sums into y
+//   with atomicAdd (a native REDG.ADD.F32; y zeroed first) or stores them in a partial-sum
+//   buffer, one row of it per column split, that lacuna_reduce_splits sums into y. The order of
+//   additions varies from run to run; the result is checked against dense within the FP32 bound
+//   (the bound holds for any order: every product passes through at most n - 1 additions).
 
 typedef unsigned int u32;
 typedef unsigned short u16;
@@ -56,24 +59,37 @@ __device__ __forceinline__ bool is_active(u16 xb, u32 key) {
     return mag != 0u && mag >= key;
 }
 
+// The row steps (run + 1) of a word's entries [lo, hi), summed: the nibbles under a mask, added
+// bytewise, plus one per entry.
+__device__ __forceinline__ int word_steps(u32 r, u32 lo, u32 hi) {
+    const u32 from = lo >= 8u ? 0u : 0xffffffffu << (4u * lo);
+    const u32 below = hi >= 8u ? 0xffffffffu : ~(0xffffffffu << (4u * hi));
+    const u32 m = r & from & below;
+    const u32 pairs = (m & 0x0f0f0f0fu) + ((m >> 4) & 0x0f0f0f0fu);  // four bytes of at most 30
+    return (int)((pairs * 0x01010101u) >> 24) + (int)(hi > lo ? hi - lo : 0u);
+}
+
 // One warp decodes the stored entries [s, e) of one column (indices relative to the panel's
 // arrays `vals`/`runs`; a panel holds fewer than 2^31 entries, layout.rs checks it, so no index
-// below overflows 32 bits) and calls add(row, product) for every nonzero entry, at most once per
-// row. All 32 lanes must call it together with the same arguments.
+// below overflows 32 bits) and adds w * xf into acc[row] for every entry, each row at most once.
+// All 32 lanes must call it together with the same arguments.
 //
-// A warp step covers 32 words (256 entries), one word a lane; the loads of LOOKAHEAD steps are
-// issued before the first is used, so that a long column keeps several loads in flight per lane.
-// Steps are then decoded in order, the carry (the last row so far) passed from one to the next.
-#define LOOKAHEAD 4
-template <typename Add>
+// A warp step covers 32 words (256 entries), one word a lane. LOOKAHEAD steps go together (4 in the
+// golden kernel, 3 in the fast one, whose register budget is 64: 63 used, no spills): their
+// loads are issued before any is used, their prefix sums over the warp are interleaved (the
+// shuffles of one step do not wait for another's), and each lane reads the accumulators of its
+// word's 8 entries before writing any (the rows are distinct, so the 8 read-add-writes overlap
+// instead of waiting for one another). The steps' additions are then made in order of steps.
+template <int LOOKAHEAD>
 __device__ __forceinline__ void decode_column(const uint4* __restrict__ vals, const u32* __restrict__ runs,
-                                              u32 s, u32 e, u32 rows, float xf, Add add) {
+                                              u32 s, u32 e, u32 rows, float xf, float* acc) {
     const u32 lane = threadIdx.x & 31u;
     const u32 wend = (e + 7u) >> 3;  // one past the column's last word
-    int carry = -1;  // the row before the column's first entry: each entry steps by run + 1
+    int carry = -1;                  // the column's last row so far (-1: before its first)
     for (u32 w0 = s >> 3; w0 < wend; w0 += 32u * LOOKAHEAD) {
         uint4 v[LOOKAHEAD];
-        u32 r[LOOKAHEAD];
+        u32 r[LOOKAHEAD], lo[LOOKAHEAD], hi[LOOKAHEAD];
+        int excl[LOOKAHEAD];
 #pragma unroll
         for (int u = 0; u < LOOKAHEAD; ++u) {
             const u32 w = w0 + 32u * u + lane;
@@ -83,39 +99,50 @@ __device__ __forceinline__ void decode_column(const uint4* __restrict__ vals, co
                 v[u] = vals[w];
                 r[u] = runs[w];
             }
+            const u32 first = w * 8u;  // the word's first entry (< 2^32)
+            lo[u] = s > first ? min(s - first, 8u) : 0u;
+            hi[u] = e > first ? min(e - first, 8u) : 0u;
+        }
+        int incl[LOOKAHEAD];
+#pragma unroll
+        for (int u = 0; u < LOOKAHEAD; ++u) {
+            excl[u] = word_steps(r[u], lo[u], hi[u]);
+            incl[u] = excl[u];
+        }
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+#pragma unroll
+            for (int u = 0; u < LOOKAHEAD; ++u) {
+                const int t = __shfl_up_sync(FULL_MASK, incl[u], d);
+                if ((int)lane >= d) incl[u] += t;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < LOOKAHEAD; ++u) {
+            excl[u] = carry + incl[u] - excl[u];  // the row before this lane's first entry
+            carry += __shfl_sync(FULL_MASK, incl[u], 31);
         }
 #pragma unroll
         for (int u = 0; u < LOOKAHEAD; ++u) {
             if (w0 + 32u * u >= wend) break;  // the same for every lane
-            const u32 first = (w0 + 32u * u + lane) * 8u;  // the word's first entry (< 2^32)
-            // The word's entries that belong to the column: bits [lo, hi) of an 8-bit mask.
-            const u32 lo = s > first ? min(s - first, 8u) : 0u;
-            const u32 hi = e > first ? min(e - first, 8u) : 0u;
-            const u32 keep = (0xffu << lo) & ~(0xffu << hi);
             const u32 half2[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
-            int pre[8];
-            int total = 0;
+            int row[8];
+            float old[8];
+            int at = excl[u];
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
-                total += (keep >> j) & 1u ? (int)((r[u] >> (4 * j)) & 15u) + 1 : 0;
-                pre[j] = total;
+                const bool kept = (u32)j >= lo[u] && (u32)j < hi[u];
+                at += kept ? (int)((r[u] >> (4 * j)) & 15u) + 1 : 0;
+                row[j] = kept && (u32)at < rows ? at : -1;
+                if (row[j] >= 0) old[j] = acc[row[j]];
             }
-            int incl = total;  // inclusive prefix sum of the lanes' totals
-#pragma unroll
-            for (int d = 1; d < 32; d <<= 1) {
-                const int t = __shfl_up_sync(FULL_MASK, incl, d);
-                if ((int)lane >= d) incl += t;
-            }
-            const int base = carry + incl - total;
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
-                const u16 vb = (u16)(half2[j >> 1] >> (16 * (j & 1)));
-                if ((keep >> j) & 1u && (vb & 0x7fffu) != 0u) {  // padding entries hold +0.0
-                    const int row = base + pre[j];
-                    if ((u32)row < rows) add((u32)row, fp16_bits_to_f32(vb) * xf);
+                if (row[j] >= 0) {
+                    const float w = fp16_bits_to_f32((u16)(half2[j >> 1] >> (16 * (j & 1))));
+                    acc[row[j]] = __fmaf_rn(w, xf, old[j]);
                 }
             }
-            carry += __shfl_sync(FULL_MASK, incl, 31);
         }
     }
 }
@@ -139,21 +166,26 @@ extern "C" __global__ void lacuna_spmspv_golden(const Panel* __restrict__ panels
     for (u32 k = 0; k < cols; ++k) {
         const u16 xb = x[k];
         if (!is_active(xb, key)) continue;
-        const float xf = fp16_bits_to_f32(xb);
         // Within a column every row occurs once, so the lanes never touch the same accumulator.
-        decode_column(pv, pr, cp[k], cp[k + 1], pd.rows, xf, [&](u32 row, float prod) { acc[row] = acc[row] + prod; });
+        decode_column<4>(pv, pr, cp[k], cp[k + 1], pd.rows, fp16_bits_to_f32(xb), acc);
         __syncwarp();  // this column's additions are visible before the next column's
     }
 }
 
+#ifndef FAST_LOOKAHEAD
+#define FAST_LOOKAHEAD 3
+#endif
+
 // The fast kernel. Launch: grid (n_panels, splits), blocks of whole warps, dynamic shared memory
 // = warps x acc_words floats (acc_words >= the tallest panel, a multiple of 4), then
-// cols_per_split words of active columns and one word counting them (layout.rs: FastGeometry). __launch_bounds__(1024): every tuning candidate can launch,
-// and the register budget (64) leaves room for half a multiprocessor of warps.
+// cols_per_split words of active columns and one word counting them (layout.rs: FastGeometry).
+// partial == nullptr: add into y (zeroed before) with atomicAdd; else store the block's sums in
+// partial[split * m + row] for lacuna_reduce_splits. __launch_bounds__(1024): every tuning
+// candidate can launch, and the register budget (64) leaves room for half a multiprocessor.
 extern "C" __global__ void __launch_bounds__(1024)
 lacuna_spmspv_fast(const Panel* __restrict__ panels, const uint4* __restrict__ vals, const u32* __restrict__ runs,
                    const u32* __restrict__ colptr, u32 cols, u32 cols_per_split, u32 acc_words,
-                   const u16* __restrict__ x, u32 key, float* __restrict__ y) {
+                   const u16* __restrict__ x, u32 key, float* __restrict__ y, float* __restrict__ partial, u32 m) {
     extern __shared__ float4 smem4[];
     float* smem = (float*)smem4;
     const u32 tid = threadIdx.x, lane = tid & 31u, warp = tid >> 5, warps = blockDim.x >> 5;
@@ -183,16 +215,41 @@ lacuna_spmspv_fast(const Panel* __restrict__ panels, const uint4* __restrict__ v
     const u32* pr = runs + (pd.entry_base >> 3);
     for (u32 i = warp; i < n; i += warps) {
         const u32 k = active[i];
-        const float xf = fp16_bits_to_f32(x[k]);
-        decode_column(pv, pr, cp[k], cp[k + 1], pd.rows, xf, [&](u32 row, float prod) { acc[row] += prod; });
+        decode_column<FAST_LOOKAHEAD>(pv, pr, cp[k], cp[k + 1], pd.rows, fp16_bits_to_f32(x[k]), acc);
         __syncwarp();  // this column's additions are visible to every lane before the next column's
     }
     __syncthreads();
-    float* out = y + pd.row_start;
     for (u32 i = tid; i < pd.rows; i += blockDim.x) {
         float a = 0.0f;
         for (u32 w = 0; w < warps; ++w) a += smem[w * acc_words + i];
-        if (a != 0.0f) atomicAdd(&out[i], a);  // adding +0.0 could not change y
+        if (partial != nullptr) {
+            partial[(u64)blockIdx.y * m + pd.row_start + i] = a;
+        } else if (a != 0.0f) {
+            atomicAdd(&y[pd.row_start + i], a);  // adding +0.0 could not change y
+        }
+    }
+}
+
+// y[i] = the sum over splits of partial[split * m + i]. Launch: blocks of 1024 threads, one block
+// per 32 rows (layout.rs: reduce_launch); warp w of a block sums the splits w, w + 32, ... of the
+// block's 32 rows (lane = row, so each load is one coalesced 128-byte line), then the block adds
+// the 32 warps' sums.
+extern "C" __global__ void __launch_bounds__(1024)
+lacuna_reduce_splits(const float* __restrict__ partial, u32 splits, u32 m, float* __restrict__ y) {
+    __shared__ float part[32][33];
+    const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const u32 i = blockIdx.x * 32u + lane;
+    float a = 0.0f;
+    if (i < m) {
+#pragma unroll 4
+        for (u32 sp = warp; sp < splits; sp += 32u) a += partial[(u64)sp * m + i];
+    }
+    part[warp][lane] = a;
+    __syncthreads();
+    if (warp == 0) {
+        float sum = 0.0f;
+        for (u32 w = 0; w < 32u; ++w) sum += part[w][lane];
+        if (i < m) y[i] = sum;
     }
 }
 

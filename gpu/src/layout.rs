@@ -141,6 +141,16 @@ pub fn golden_launch(m: &FlatMatrix) -> Launch {
     Launch { grid: (panels.div_ceil(GOLDEN_WARPS).max(1), 1), threads: GOLDEN_WARPS * 32, shared_bytes: 0 }
 }
 
+/// How the fast kernel's blocks put their partial sums together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Merge {
+    /// `atomicAdd` into y, zeroed before.
+    Atomic,
+    /// Plain stores into a buffer of splits x M partial sums, then `lacuna_reduce_splits`.
+    Reduce,
+}
+
 /// The fast kernel's tuning knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct FastParams {
@@ -148,23 +158,35 @@ pub struct FastParams {
     pub threads: u32,
     /// Blocks aimed at per multiprocessor: the grid holds about `blocks_per_sm x SMs` blocks.
     pub blocks_per_sm: u32,
+    /// How blocks merge their sums.
+    pub merge: Merge,
 }
 
 impl FastParams {
     /// The default, before any tuning.
-    pub const DEFAULT: FastParams = FastParams { threads: 128, blocks_per_sm: 4 };
+    pub const DEFAULT: FastParams = FastParams { threads: 256, blocks_per_sm: 2, merge: Merge::Atomic };
 
     /// The settings an autotuning pass tries (some may not fit a given matrix's panels: see
     /// [`FastGeometry::new`]).
     pub fn candidates() -> Vec<FastParams> {
         let mut out = Vec::new();
-        for threads in [64, 128, 256, 512] {
-            for blocks_per_sm in [2, 4, 8] {
-                out.push(FastParams { threads, blocks_per_sm });
+        for merge in [Merge::Atomic, Merge::Reduce] {
+            for threads in [64, 128, 256, 512] {
+                for blocks_per_sm in [2, 4, 8] {
+                    out.push(FastParams { threads, blocks_per_sm, merge });
+                }
             }
         }
         out
     }
+
+    /// One warp a block: the setting whose accumulators fit where no other's do.
+    pub const ONE_WARP: FastParams = FastParams { threads: 32, blocks_per_sm: 8, merge: Merge::Atomic };
+}
+
+/// The launch of `lacuna_reduce_splits` for M rows: one block of 1024 threads per 32 rows.
+pub fn reduce_launch(rows: u32) -> Launch {
+    Launch { grid: (rows.div_ceil(32).max(1), 1), threads: 1024, shared_bytes: 0 }
 }
 
 /// Why the fast kernel cannot run a matrix on a device.
@@ -340,7 +362,7 @@ mod tests {
     #[test]
     fn the_fast_geometry_fills_the_device_without_an_empty_split() {
         let f = FlatMatrix::new(&matrix(4096, 1000, 2048));
-        let g = FastGeometry::new(&f, FastParams { threads: 512, blocks_per_sm: 4 }, 132, 227 * 1024).unwrap();
+        let g = FastGeometry::new(&f, FastParams { threads: 512, blocks_per_sm: 4, merge: Merge::Atomic }, 132, 227 * 1024).unwrap();
         assert_eq!(g.launch.grid.0, 2);
         let splits = g.launch.grid.1;
         assert!(splits as u64 * g.cols_per_split as u64 >= 1000);
@@ -365,11 +387,11 @@ mod tests {
         let e = FastGeometry::new(&f, FastParams::DEFAULT, 132, 48 * 1024).unwrap_err();
         assert!(e.to_string().contains("shorter row panels"), "{e}");
         // One warp's 80,000 bytes fit a Hopper block (227 KiB), four warps' do not.
-        let one_warp = FastParams { threads: 32, blocks_per_sm: 1 };
+        let one_warp = FastParams::ONE_WARP;
         FastGeometry::new(&f, one_warp, 132, 227 * 1024).unwrap();
-        assert!(FastGeometry::new(&f, FastParams { threads: 128, blocks_per_sm: 1 }, 132, 227 * 1024).is_err());
+        assert!(FastGeometry::new(&f, FastParams { threads: 128, blocks_per_sm: 1, merge: Merge::Atomic }, 132, 227 * 1024).is_err());
         for t in [0, 48, 2048] {
-            let e = FastGeometry::new(&f, FastParams { threads: t, blocks_per_sm: 1 }, 132, 1 << 20).unwrap_err();
+            let e = FastGeometry::new(&f, FastParams { threads: t, blocks_per_sm: 1, merge: Merge::Atomic }, 132, 1 << 20).unwrap_err();
             assert_eq!(e, GeometryError::Threads(t));
         }
     }

