@@ -59,14 +59,22 @@ __device__ __forceinline__ bool is_active(u16 xb, u32 key) {
     return mag != 0u && mag >= key;
 }
 
-// The row steps (run + 1) of a word's entries [lo, hi), summed: the nibbles under a mask, added
-// bytewise, plus one per entry.
-__device__ __forceinline__ int word_steps(u32 r, u32 lo, u32 hi) {
+// The run lengths of a word's entries [lo, hi) as prefix sums, without a loop: the nibbles outside
+// [lo, hi) are cleared, the even and the odd entries' nibbles are spread one to a byte, and a
+// multiplication by 0x01010101 sums each byte with the bytes below it (at most 4 x 15 = 60 in
+// a byte, so no byte overflows). Byte b of `even` is then the sum of the runs of entries 0..=2b,
+// byte b of `odd` that of entries 0..=2b+1; byte 3 of `odd` is the word's total.
+struct WordRuns {
+    u32 even, odd;
+};
+
+__device__ __forceinline__ WordRuns word_runs(u32 r, u32 lo, u32 hi) {
     const u32 from = lo >= 8u ? 0u : 0xffffffffu << (4u * lo);
     const u32 below = hi >= 8u ? 0xffffffffu : ~(0xffffffffu << (4u * hi));
     const u32 m = r & from & below;
-    const u32 pairs = (m & 0x0f0f0f0fu) + ((m >> 4) & 0x0f0f0f0fu);  // four bytes of at most 30
-    return (int)((pairs * 0x01010101u) >> 24) + (int)(hi > lo ? hi - lo : 0u);
+    const u32 pe = (m & 0x0f0f0f0fu) * 0x01010101u;         // prefix sums of entries 0, 2, 4, 6
+    const u32 po = ((m >> 4) & 0x0f0f0f0fu) * 0x01010101u;  // of entries 1, 3, 5, 7
+    return WordRuns{pe + (po << 8), pe + po};
 }
 
 // One warp decodes the stored entries [s, e) of one column (indices relative to the panel's
@@ -75,11 +83,13 @@ __device__ __forceinline__ int word_steps(u32 r, u32 lo, u32 hi) {
 // All 32 lanes must call it together with the same arguments.
 //
 // A warp step covers 32 words (256 entries), one word a lane. LOOKAHEAD steps go together (4 in the
-// golden kernel, 3 in the fast one, whose register budget is 64: 63 used, no spills): their
-// loads are issued before any is used, their prefix sums over the warp are interleaved (the
-// shuffles of one step do not wait for another's), and each lane reads the accumulators of its
-// word's 8 entries before writing any (the rows are distinct, so the 8 read-add-writes overlap
-// instead of waiting for one another). The steps' additions are then made in order of steps.
+// golden kernel, 3 in the fast one, whose register budget is 64): their loads are issued before
+// any is used, their prefix sums over the warp are interleaved (the shuffles of one step do not
+// wait for another's), and each lane computes its 8 rows independently of one another (row_j =
+// the row before the word's first kept entry + the entries up to j + their runs, from
+// word_runs) and reads the 8 accumulators before writing any (the rows are distinct, so the 8
+// read-add-writes overlap instead of waiting for one another). The steps' additions are made in
+// order of steps.
 template <int LOOKAHEAD>
 __device__ __forceinline__ void decode_column(const uint4* __restrict__ vals, const u32* __restrict__ runs,
                                               u32 s, u32 e, u32 rows, float xf, float* acc) {
@@ -88,27 +98,28 @@ __device__ __forceinline__ void decode_column(const uint4* __restrict__ vals, co
     int carry = -1;                  // the column's last row so far (-1: before its first)
     for (u32 w0 = s >> 3; w0 < wend; w0 += 32u * LOOKAHEAD) {
         uint4 v[LOOKAHEAD];
-        u32 r[LOOKAHEAD], lo[LOOKAHEAD], hi[LOOKAHEAD];
-        int excl[LOOKAHEAD];
+        u32 lo[LOOKAHEAD], hi[LOOKAHEAD];
+        WordRuns wr[LOOKAHEAD];
+        int incl[LOOKAHEAD];
 #pragma unroll
         for (int u = 0; u < LOOKAHEAD; ++u) {
             const u32 w = w0 + 32u * u + lane;
             v[u] = make_uint4(0u, 0u, 0u, 0u);
-            r[u] = 0u;
+            u32 r = 0u;
             if (w < wend) {
                 v[u] = vals[w];
-                r[u] = runs[w];
+                r = runs[w];
             }
             const u32 first = w * 8u;  // the word's first entry (< 2^32)
             lo[u] = s > first ? min(s - first, 8u) : 0u;
             hi[u] = e > first ? min(e - first, 8u) : 0u;
+            wr[u] = word_runs(r, lo[u], hi[u]);
+            // The word's row steps (run + 1 per kept entry).
+            incl[u] = (int)(wr[u].odd >> 24) + (int)(hi[u] > lo[u] ? hi[u] - lo[u] : 0u);
         }
-        int incl[LOOKAHEAD];
+        int excl[LOOKAHEAD];
 #pragma unroll
-        for (int u = 0; u < LOOKAHEAD; ++u) {
-            excl[u] = word_steps(r[u], lo[u], hi[u]);
-            incl[u] = excl[u];
-        }
+        for (int u = 0; u < LOOKAHEAD; ++u) excl[u] = incl[u];
 #pragma unroll
         for (int d = 1; d < 32; d <<= 1) {
 #pragma unroll
@@ -119,26 +130,29 @@ __device__ __forceinline__ void decode_column(const uint4* __restrict__ vals, co
         }
 #pragma unroll
         for (int u = 0; u < LOOKAHEAD; ++u) {
-            excl[u] = carry + incl[u] - excl[u];  // the row before this lane's first entry
+            excl[u] = carry + incl[u] - excl[u];  // the row before this lane's first kept entry
             carry += __shfl_sync(FULL_MASK, incl[u], 31);
         }
 #pragma unroll
         for (int u = 0; u < LOOKAHEAD; ++u) {
             if (w0 + 32u * u >= wend) break;  // the same for every lane
+            // Rows increase along the word, so checking its last row checks them all (a
+            // validated matrix never fails this; it keeps a corrupted one inside the panel).
+            const int last = excl[u] + (int)(wr[u].odd >> 24) + (int)(hi[u] > lo[u] ? hi[u] - lo[u] : 0u);
+            const u32 keep = last < (int)rows ? (0xffu << lo[u]) & ~(0xffu << hi[u]) : 0u;
+            const int row0 = excl[u] + 1 - (int)lo[u];
             const u32 half2[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
             int row[8];
             float old[8];
-            int at = excl[u];
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
-                const bool kept = (u32)j >= lo[u] && (u32)j < hi[u];
-                at += kept ? (int)((r[u] >> (4 * j)) & 15u) + 1 : 0;
-                row[j] = kept && (u32)at < rows ? at : -1;
-                if (row[j] >= 0) old[j] = acc[row[j]];
+                const u32 pre = (((j & 1) ? wr[u].odd : wr[u].even) >> (8 * (j >> 1))) & 0xffu;
+                row[j] = row0 + j + (int)pre;
+                if (keep & (1u << j)) old[j] = acc[row[j]];
             }
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
-                if (row[j] >= 0) {
+                if (keep & (1u << j)) {
                     const float w = fp16_bits_to_f32((u16)(half2[j >> 1] >> (16 * (j & 1))));
                     acc[row[j]] = __fmaf_rn(w, xf, old[j]);
                 }
