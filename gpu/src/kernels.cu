@@ -54,24 +54,6 @@ __device__ __forceinline__ float fp16_bits_to_f32(u16 h) {
     return f;
 }
 
-__device__ __forceinline__ void prefetch_l2(const void* p) {
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-}
-
-// The first group of words of a column [s, e) into L2, one step of words a lane's share.
-template <int LOOKAHEAD>
-__device__ __forceinline__ void prefetch_column(const uint4* vals, const u32* runs, u32 s, u32 e) {
-    const u32 wend = (e + 7u) >> 3;
-#pragma unroll
-    for (int u = 0; u < LOOKAHEAD; ++u) {
-        const u32 w = (s >> 3) + 32u * u + (threadIdx.x & 31u);
-        if (w < wend) {
-            prefetch_l2(vals + w);
-            prefetch_l2(runs + w);
-        }
-    }
-}
-
 __device__ __forceinline__ bool is_active(u16 xb, u32 key) {
     const u32 mag = xb & 0x7fffu;
     return mag != 0u && mag >= key;
@@ -101,7 +83,7 @@ __device__ __forceinline__ WordRuns word_runs(u32 r, u32 lo, u32 hi) {
 // All 32 lanes must call it together with the same arguments.
 //
 // A warp step covers 32 words (256 entries), one word a lane. LOOKAHEAD steps go together (4 in the
-// golden kernel, 3 in the fast one, whose register budget is 80): their loads are issued before
+// golden kernel, 3 in the fast one, whose register budget is 64): their loads are issued before
 // any is used, their prefix sums over the warp are interleaved (the shuffles of one step do not
 // wait for another's), and each lane computes its 8 rows independently of one another (row_j =
 // the row before the word's first kept entry + the entries up to j + their runs, from
@@ -127,11 +109,6 @@ __device__ __forceinline__ void decode_column(const uint4* __restrict__ vals, co
             if (w < wend) {
                 v[u] = vals[w];
                 r = runs[w];
-            }
-            // The next group's words into L2 while this group is decoded (no register held).
-            if (w + 32u * LOOKAHEAD < wend) {
-                prefetch_l2(vals + w + 32u * LOOKAHEAD);
-                prefetch_l2(runs + w + 32u * LOOKAHEAD);
             }
             const u32 first = w * 8u;  // the word's first entry (< 2^32)
             lo[u] = s > first ? min(s - first, 8u) : 0u;
@@ -217,10 +194,9 @@ extern "C" __global__ void lacuna_spmspv_golden(const Panel* __restrict__ panels
 // = warps x acc_words floats (acc_words >= the tallest panel, a multiple of 4), then
 // cols_per_split words of active columns and one word counting them (layout.rs: FastGeometry).
 // partial == nullptr: add into y (zeroed before) with atomicAdd; else store the block's sums in
-// partial[split * m + row] for lacuna_reduce_splits. __launch_bounds__(768): every tuning
-// candidate (at most 512 threads a block) can launch, with a register budget of 80, enough for
-// the 24 warps a multiprocessor holds when each has 8 KiB of accumulators (panels of 2048 rows).
-extern "C" __global__ void __launch_bounds__(768)
+// partial[split * m + row] for lacuna_reduce_splits. __launch_bounds__(1024): every tuning
+// candidate can launch, and the register budget (64) leaves room for half a multiprocessor.
+extern "C" __global__ void __launch_bounds__(1024)
 lacuna_spmspv_fast(const Panel* __restrict__ panels, const uint4* __restrict__ vals, const u32* __restrict__ runs,
                    const u32* __restrict__ colptr, u32 cols, u32 cols_per_split, u32 acc_words,
                    const u16* __restrict__ x, u32 key, float* __restrict__ y, float* __restrict__ partial, u32 m) {
@@ -251,33 +227,10 @@ lacuna_spmspv_fast(const Panel* __restrict__ panels, const uint4* __restrict__ v
     const u32* cp = colptr + (u64)blockIdx.x * ((u64)cols + 1u);
     const uint4* pv = vals + (pd.entry_base >> 3);
     const u32* pr = runs + (pd.entry_base >> 3);
-    // A warp's columns are i, i + warps, ...; their pointers are loaded two columns ahead and
-    // the next column's first words prefetched into L2, so that a column's decoding hides the
-    // latency of the next ones' loads.
-    u32 i = warp;
-    u32 s0 = 0u, e0 = 0u, s1 = 0u, e1 = 0u, k0c = 0u, k1c = 0u;
-    if (i < n) {
-        k0c = active[i];
-        s0 = cp[k0c];
-        e0 = cp[k0c + 1];
-    }
-    if (i + warps < n) {
-        k1c = active[i + warps];
-        s1 = cp[k1c];
-        e1 = cp[k1c + 1];
-    }
-    for (; i < n; i += warps) {
-        u32 k2c = 0u, s2 = 0u, e2 = 0u;
-        if (i + 2u * warps < n) {
-            k2c = active[i + 2u * warps];
-            s2 = cp[k2c];
-            e2 = cp[k2c + 1];
-        }
-        if (i + warps < n) prefetch_column<FAST_LOOKAHEAD>(pv, pr, s1, e1);
-        decode_column<FAST_LOOKAHEAD>(pv, pr, s0, e0, pd.rows, fp16_bits_to_f32(x[k0c]), acc);
+    for (u32 i = warp; i < n; i += warps) {
+        const u32 k = active[i];
+        decode_column<FAST_LOOKAHEAD>(pv, pr, cp[k], cp[k + 1], pd.rows, fp16_bits_to_f32(x[k]), acc);
         __syncwarp();  // this column's additions are visible to every lane before the next column's
-        k0c = k1c, s0 = s1, e0 = e1;
-        k1c = k2c, s1 = s2, e1 = e2;
     }
     __syncthreads();
     for (u32 i = tid; i < pd.rows; i += blockDim.x) {

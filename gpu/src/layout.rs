@@ -154,8 +154,7 @@ pub enum Merge {
 /// The fast kernel's tuning knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct FastParams {
-    /// Threads per block (a multiple of 32, at most [`MAX_FAST_THREADS`]); each warp has
-    /// accumulators of its own.
+    /// Threads per block (a multiple of 32, at most 1024); each warp has accumulators of its own.
     pub threads: u32,
     /// Blocks aimed at per multiprocessor: the grid holds about `blocks_per_sm x SMs` blocks.
     pub blocks_per_sm: u32,
@@ -228,12 +227,9 @@ pub enum GeometryError {
         max: u64,
     },
     /// Threads per block out of range.
-    #[error("threads per block must be a multiple of 32 in 32..=768, got {0}")]
+    #[error("threads per block must be a multiple of 32 in 32..=1024, got {0}")]
     Threads(u32),
 }
-
-/// The fast kernel's largest block (its `__launch_bounds__` in `kernels.cu`).
-pub const MAX_FAST_THREADS: u32 = 768;
 
 /// The most columns one block of the fast kernel takes (its list of active columns is in
 /// shared memory).
@@ -267,7 +263,7 @@ impl FastGeometry {
         sms: u32,
         smem_limit: u32,
     ) -> Result<FastGeometry, GeometryError> {
-        if p.threads == 0 || p.threads % 32 != 0 || p.threads > MAX_FAST_THREADS {
+        if p.threads == 0 || p.threads % 32 != 0 || p.threads > 1024 {
             return Err(GeometryError::Threads(p.threads));
         }
         let panels = panels.max(1) as u64;
@@ -394,7 +390,7 @@ mod tests {
         let one_warp = FastParams::ONE_WARP;
         FastGeometry::new(&f, one_warp, 132, 227 * 1024).unwrap();
         assert!(FastGeometry::new(&f, FastParams { threads: 128, blocks_per_sm: 1, merge: Merge::Atomic }, 132, 227 * 1024).is_err());
-        for t in [0, 48, 1024, 2048] {
+        for t in [0, 48, 2048] {
             let e = FastGeometry::new(&f, FastParams { threads: t, blocks_per_sm: 1, merge: Merge::Atomic }, 132, 1 << 20).unwrap_err();
             assert_eq!(e, GeometryError::Threads(t));
         }
