@@ -11,8 +11,7 @@
 # bound; every testbench case), then `lacuna spmspv --engine gpu` on the Celty paper's six shapes
 # at 30/50/70 % dual sparsity. Output in $OUT (else ./gpu-check-out): gpu-spmspv.json (the rows),
 # gpu-summary.md (the table), gpu-check.log (everything). Each step has a time limit (2 + 2 + 5
-# minutes) so that the whole stays within 9 minutes whatever happens; it takes about 4 on an
-# H200.
+# minutes) so that the whole stays within 9 minutes whatever happens; it took 64 s on an H200.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CARRY=.gpu-carry
@@ -20,9 +19,9 @@ CARRY=.gpu-carry
 if [ "${1:-}" = "--prepare" ]; then
   set -e
   cargo build --release --locked
-  dev="$(cargo test --release --locked -p lacuna-gpu --test device --no-run --message-format=json 2>/dev/null \
+  dev="$(cargo test --release --locked -p lacuna-gpu --test device --no-run --message-format=json \
     | python3 -c 'import sys,json; [print(j["executable"]) for j in map(json.loads, sys.stdin) if j.get("executable") and j.get("target",{}).get("name")=="device"]')"
-  tb="$(cargo test --release --locked -p lacuna-testbench --test gpu --no-run --message-format=json 2>/dev/null \
+  tb="$(cargo test --release --locked -p lacuna-testbench --test gpu --no-run --message-format=json \
     | python3 -c 'import sys,json; [print(j["executable"]) for j in map(json.loads, sys.stdin) if j.get("executable") and j.get("target",{}).get("name")=="gpu"]')"
   rm -rf "$CARRY"
   mkdir -p "$CARRY"
@@ -30,6 +29,8 @@ if [ "${1:-}" = "--prepare" ]; then
   cp "$dev" "$CARRY/gpu-device-tests"
   cp "$tb" "$CARRY/testbench-gpu-tests"
   strip "$CARRY"/*
+  # Which code the figures come from: the commit, and whether the tree had changes on top of it.
+  echo "$(git rev-parse HEAD)$(git diff --quiet HEAD -- . ':!docs' || echo ' +uncommitted changes')" > "$CARRY/COMMIT"
   ls -la "$CARRY"
   exit 0
 fi
@@ -44,6 +45,7 @@ step() { printf '\n== %s (%ss)\n' "$*" "$(( $(date +%s) - start ))"; }
 for b in lacuna gpu-device-tests testbench-gpu-tests; do
   [ -x "$CARRY/$b" ] || { echo "error: $CARRY/$b missing: run 'bash scripts/gpu-check.sh --prepare' where Rust is"; exit 2; }
 done
+echo "binaries built from commit $(cat "$CARRY/COMMIT" 2>/dev/null || echo unknown)"
 
 step "CUDA libraries"
 # The first directory holding each library, searched where CUDA toolkits and wheels put them.

@@ -45,6 +45,10 @@ NVRTC_LIB="$(bash scripts/fetch-nvrtc.sh)"
 export LD_LIBRARY_PATH="$NVRTC_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LACUNA_REQUIRE_NVRTC=1
 
+# The GPU crate also builds without its device code (feature `cuda` off): a quick check.
+log "lacuna-gpu without the cuda feature (check)"
+cargo check --locked -p lacuna-gpu --no-default-features --lib
+
 log "tests (unit, property, conformance, CLI end to end)"
 cargo test --workspace --locked
 

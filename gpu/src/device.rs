@@ -9,7 +9,7 @@ use crate::layout::{
     activation_key, golden_launch, reduce_launch, FastGeometry, FastParams, FlatMatrix, GeometryError, Launch, Merge,
 };
 use crate::nvrtc::{self, FAST_KERNEL, FLUSH_KERNEL, GOLDEN_KERNEL, REDUCE_KERNEL};
-use crate::{GpuError, Kernel};
+use crate::{GpuError, GpuInfo, Kernel};
 use cudarc::cublas::{sys as blas_sys, CudaBlas};
 use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
@@ -18,25 +18,6 @@ use std::sync::Arc;
 
 fn cuda<E: std::fmt::Debug>(e: E) -> GpuError {
     GpuError::Cuda(format!("{e:?}"))
-}
-
-/// What the device is.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct GpuInfo {
-    /// Device name (`NVIDIA H200`).
-    pub name: String,
-    /// Compute capability.
-    pub compute_capability: (i32, i32),
-    /// The PTX target the kernels were compiled for.
-    pub arch: &'static str,
-    /// Multiprocessors.
-    pub sms: u32,
-    /// Shared memory a block may opt in to, bytes.
-    pub smem_per_block: u32,
-    /// L2 cache, bytes.
-    pub l2_bytes: u32,
-    /// Device memory, bytes.
-    pub memory_bytes: u64,
 }
 
 /// One GPU with the kernels loaded.
@@ -73,6 +54,14 @@ impl Gpu {
             "cuBLAS (libcublas.so.13)",
             "install the CUDA toolkit or PyPI's nvidia-cublas and put the directory of libcublas.so.13 on LD_LIBRARY_PATH",
         )?;
+        // cudarc also accepts CUDA 12 libraries by name, but calls entry points that older drivers
+        // lack (it would panic on a missing symbol): refuse a driver older than CUDA 13 here.
+        let mut version = 0i32;
+        // SAFETY: writes one int; the library is present (probed above).
+        let r = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) };
+        if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS || version < 13000 {
+            return Err(GpuError::OldDriver { version });
+        }
         let count = CudaContext::device_count().map_err(|e| GpuError::NoDevice(format!("could not count devices: {e:?}")))?;
         if count < 1 {
             return Err(GpuError::NoDevice("reports no CUDA device".into()));

@@ -81,7 +81,7 @@ impl FlatMatrix {
         let ends = self.panels.iter().map(|p| p.entry_base).skip(1).chain([self.values.len() as u64]);
         for (panel, (p, end)) in self.panels.iter().zip(ends).enumerate() {
             let entries = end.saturating_sub(p.entry_base);
-            if entries > (1 << 31) - 8 {
+            if entries > (1 << 31) - 8 || p.rows > i32::MAX as u32 {
                 return Err(GeometryError::PanelTooLarge { panel, entries });
             }
         }
@@ -208,8 +208,9 @@ pub enum GeometryError {
         /// The device's limit per block.
         limit: u32,
     },
-    /// A panel with 2^31 stored entries or more (the kernels index a panel with 32-bit integers).
-    #[error("panel {panel} holds {entries} stored entries; the GPU kernels take at most 2^31 - 8 a panel")]
+    /// A panel with 2^31 stored entries or rows or more (the kernels index a panel with 32-bit
+    /// signed integers).
+    #[error("panel {panel} ({entries} stored entries) is too large: the GPU kernels take at most 2^31 - 8 entries and 2^31 - 1 rows a panel")]
     PanelTooLarge {
         /// The panel.
         panel: usize,
@@ -419,5 +420,8 @@ mod tests {
         big.panels.truncate(1);
         big.panels.push(PanelDesc { entry_base: 1 << 31, row_start: 70, rows: 1 });
         assert!(matches!(big.check_panel_sizes(), Err(GeometryError::PanelTooLarge { panel: 0, entries }) if entries == 1 << 31));
+        let mut tall = f.clone();
+        tall.panels[0].rows = 1 << 31;
+        assert!(matches!(tall.check_panel_sizes(), Err(GeometryError::PanelTooLarge { panel: 0, .. })));
     }
 }

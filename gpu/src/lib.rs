@@ -29,12 +29,31 @@ pub mod nvrtc;
 #[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
-pub use device::{Gpu, GpuInfo, GpuJob};
+pub use device::{Gpu, GpuJob};
 
 #[cfg(not(feature = "cuda"))]
 mod no_device;
 #[cfg(not(feature = "cuda"))]
-pub use no_device::{Gpu, GpuInfo, GpuJob};
+pub use no_device::{Gpu, GpuJob};
+
+/// What the device is.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct GpuInfo {
+    /// Device name (`NVIDIA H200`).
+    pub name: String,
+    /// Compute capability.
+    pub compute_capability: (i32, i32),
+    /// The PTX target the kernels were compiled for.
+    pub arch: &'static str,
+    /// Multiprocessors.
+    pub sms: u32,
+    /// Shared memory a block may opt in to, bytes.
+    pub smem_per_block: u32,
+    /// L2 cache, bytes.
+    pub l2_bytes: u32,
+    /// Device memory, bytes.
+    pub memory_bytes: u64,
+}
 
 pub use layout::{FastParams, FlatMatrix, Merge};
 
@@ -70,6 +89,12 @@ pub enum GpuError {
     /// libcuda could not be loaded.
     #[error("no CUDA driver found (libcuda.so.1 could not be loaded: no NVIDIA driver on this machine, or not on the library path)")]
     NoDriver,
+    /// The driver predates CUDA 13.
+    #[error("no CUDA driver found (the driver loaded is CUDA {}.{}; lacuna's GPU engine needs CUDA 13 or newer)", version / 1000, version % 1000 / 10)]
+    OldDriver {
+        /// cuDriverGetVersion's answer (0 if it failed).
+        version: i32,
+    },
     /// The driver is there but offers no usable device.
     #[error("no CUDA driver found (the driver loaded but {0})")]
     NoDevice(String),

@@ -1,20 +1,13 @@
 //! The GPU API of a build without the `cuda` feature: every call says so.
 
-use crate::{FastParams, GpuError, Kernel};
+use crate::{FastParams, GpuError, GpuInfo, Kernel};
 use lacuna_spec::{ActivationFilter, Activations, DenseMatrix, RlcMatrix};
 
 /// No GPU in this build.
 pub struct Gpu(());
 
 /// Never constructed in this build.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct GpuInfo {
-    /// Device name.
-    pub name: String,
-}
-
-/// Never constructed in this build.
-pub struct GpuJob<'g>(&'g Gpu);
+pub struct GpuJob<'g>(std::marker::PhantomData<&'g Gpu>);
 
 impl Gpu {
     /// Always [`GpuError::NotBuilt`].

@@ -1,61 +1,69 @@
-//! The kernels' indexing, checked without a GPU: a step-by-step Rust mirror of `kernels.cu`'s
-//! `decode_column` (32 lanes, one 8-entry word a lane, the warp's prefix sum, the carry between
-//! warp steps; the kernel only issues the loads of several steps early) over the flat layout of
-//! `layout.rs`, in the golden kernel's order, must give the bits
-//! of `lacuna_golden::column_order`. A wrong word base, mask or carry in the layout or in the
-//! decoding shows here, before any GPU runs it.
+//! The kernels' indexing, checked without a GPU: a Rust mirror of `kernels.cu`'s
+//! `decode_column`, with the kernel's own 32-bit arithmetic (32 lanes, one 8-entry word a lane,
+//! the keep bits [lo, hi) of a word, `word_runs`' bytewise prefix sums, the warp's prefix sum, the
+//! carry between warp steps, the one bounds check a word, padding entries added like any other),
+//! over the flat layout of `layout.rs`, in the golden kernel's order, must give the bits of
+//! `lacuna_golden::column_order`. Only the grouping of LOOKAHEAD steps (which changes when loads
+//! are issued, not what is computed) is left out. A wrong word base, mask, prefix or carry shows
+//! here, before any GPU runs it.
 
 use half::f16;
 use lacuna_gpu::layout::{activation_key, FlatMatrix};
 use lacuna_spec::{ActivationFilter, Activations, DenseMatrix, RlcMatrix};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
-/// `decode_column` for one warp, lanes in a loop; `add(row, product)`.
-fn decode_column(vals: &[u16], runs: &[u8], s: u32, e: u32, rows: u32, xf: f32, mut add: impl FnMut(u32, f32)) {
-    let word = |w: u64| -> ([u16; 8], u32) {
-        let b = (w * 8) as usize;
-        let mut v = [0u16; 8];
-        v.copy_from_slice(&vals[b..b + 8]);
-        let r = u32::from_le_bytes(runs[b / 2..b / 2 + 4].try_into().unwrap());
-        (v, r)
-    };
+mod common;
+
+/// `word_runs`: byte b of `even` = the runs of the word's entries 0..=2b in [lo, hi) summed, of
+/// `odd` = entries 0..=2b+1.
+fn word_runs(r: u32, lo: u32, hi: u32) -> (u32, u32) {
+    let from = if lo >= 8 { 0 } else { u32::MAX << (4 * lo) };
+    let below = if hi >= 8 { u32::MAX } else { !(u32::MAX << (4 * hi)) };
+    let m = r & from & below;
+    let pe = (m & 0x0f0f_0f0f).wrapping_mul(0x0101_0101);
+    let po = ((m >> 4) & 0x0f0f_0f0f).wrapping_mul(0x0101_0101);
+    (pe.wrapping_add(po << 8), pe.wrapping_add(po))
+}
+
+/// `decode_column` for one warp, lanes in a loop: `acc[row] = fma(w, xf, acc[row])`.
+fn decode_column(vals: &[u16], runs: &[u8], s: u32, e: u32, rows: u32, xf: f32, acc: &mut [f32]) {
+    let wend = (e + 7) >> 3;
     let mut carry: i32 = -1;
-    let mut w0 = (s >> 3) as u64;
-    while w0 * 8 < e as u64 {
-        let mut totals = [0i32; 32];
-        let mut pres = [[0i32; 8]; 32];
-        let mut loaded = [([0u16; 8], 0u32); 32];
-        for lane in 0..32u64 {
+    let mut w0 = s >> 3;
+    while w0 < wend {
+        let (mut incl, mut steps) = ([0i32; 32], [0i32; 32]);
+        let mut lanes = [([0u16; 8], 0u32, 0u32, 0u32, (0u32, 0u32)); 32];
+        for lane in 0..32u32 {
             let w = w0 + lane;
-            if w * 8 < e as u64 {
-                loaded[lane as usize] = word(w);
+            let (mut v, mut r) = ([0u16; 8], 0u32);
+            if w < wend {
+                let b = w as usize * 8;
+                v.copy_from_slice(&vals[b..b + 8]);
+                r = u32::from_le_bytes(runs[b / 2..b / 2 + 4].try_into().unwrap());
             }
-            let r = loaded[lane as usize].1;
-            let mut total = 0;
-            for j in 0..8u64 {
-                let idx = w * 8 + j;
-                let valid = idx >= s as u64 && idx < e as u64;
-                total += if valid { ((r >> (4 * j)) & 15) as i32 + 1 } else { 0 };
-                pres[lane as usize][j as usize] = total;
-            }
-            totals[lane as usize] = total;
+            let first = w.wrapping_mul(8);
+            let lo = if s > first { (s - first).min(8) } else { 0 };
+            let hi = if e > first { (e - first).min(8) } else { 0 };
+            let wr = word_runs(r, lo, hi);
+            steps[lane as usize] = (wr.1 >> 24) as i32 + hi.saturating_sub(lo) as i32;
+            lanes[lane as usize] = (v, r, lo, hi, wr);
         }
-        let mut incl = totals;
-        for lane in 1..32 {
-            incl[lane] += incl[lane - 1];
+        let mut sum = 0;
+        for lane in 0..32 {
+            sum += steps[lane];
+            incl[lane] = sum;
         }
-        for lane in 0..32u64 {
-            let w = w0 + lane;
-            let base = carry + incl[lane as usize] - totals[lane as usize];
-            for j in 0..8u64 {
-                let idx = w * 8 + j;
-                let vb = loaded[lane as usize].0[j as usize];
-                if idx >= s as u64 && idx < e as u64 && vb & 0x7fff != 0 {
-                    let row = base + pres[lane as usize][j as usize];
-                    if (row as u32) < rows {
-                        add(row as u32, f16::from_bits(vb).to_f32() * xf);
-                    }
+        for lane in 0..32 {
+            let (v, _, lo, hi, (even, odd)) = lanes[lane];
+            let excl = carry + incl[lane] - steps[lane];
+            let last = excl + (odd >> 24) as i32 + hi.saturating_sub(lo) as i32;
+            let keep = if last < rows as i32 { (0xffu32 << lo) & !(0xffu32 << hi) } else { 0 };
+            let row0 = excl + 1 - lo as i32;
+            for j in 0..8u32 {
+                let pre = ((if j & 1 == 1 { odd } else { even }) >> (8 * (j >> 1))) & 0xff;
+                let row = row0 + j as i32 + pre as i32;
+                if keep & (1 << j) != 0 {
+                    let w = f16::from_bits(v[j as usize]).to_f32();
+                    acc[row as usize] = w.mul_add(xf, acc[row as usize]);
                 }
             }
         }
@@ -80,46 +88,42 @@ fn golden_kernel(f: &FlatMatrix, x: &[f16], key: u32) -> Vec<f32> {
                 continue;
             }
             let xf = x[k].to_f32();
-            decode_column(vals, runs, cp[k], cp[k + 1], pd.rows, xf, |row, prod| {
-                let r = pd.row_start as usize + row as usize;
-                y[r] += prod;
-            });
+            let acc = &mut y[pd.row_start as usize..(pd.row_start + pd.rows) as usize];
+            decode_column(vals, runs, cp[k], cp[k + 1], pd.rows, xf, acc);
         }
     }
     y
 }
 
-fn random_case(seed: u64) -> (RlcMatrix, Vec<f16>, ActivationFilter) {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let rows = rng.random_range(1..3000usize);
-    let cols = rng.random_range(1..80usize);
-    let density = [0.02, 0.3, 0.7, 1.0][rng.random_range(0..4)];
-    let mut d = DenseMatrix::zeros(rows, cols);
-    for r in 0..rows {
-        for k in 0..cols {
-            if rng.random_bool(density) {
-                // Real-valued FP16, so that the order of additions shows in the bits.
-                d.set(r, k, f16::from_f32(rng.random_range(-2.0f32..2.0)));
-            }
-        }
-    }
-    let panel_rows = [16u32, 100, 1024, 4096][rng.random_range(0..4)];
-    let m = RlcMatrix::encode(&d, Some(panel_rows)).unwrap();
-    let x: Vec<f16> = (0..cols)
-        .map(|_| if rng.random_bool(0.3) { f16::ZERO } else { f16::from_f32(rng.random_range(-3.0f32..3.0)) })
-        .collect();
-    let filter = ActivationFilter { threshold: f16::from_f32([0.0, 0.5, 1.5][rng.random_range(0..3)]) };
-    (m, x, filter)
-}
-
 #[test]
 fn the_golden_kernels_decoding_over_the_flat_layout_gives_the_golden_bits() {
     for seed in 0..60 {
-        let (m, x, filter) = random_case(seed);
+        let (_, m, x, filter) = common::random_case(seed, 3000, 80);
         let golden = lacuna_golden::column_order(&m, &Activations::new(x.clone()).unwrap(), filter).unwrap();
         let emulated = golden_kernel(&FlatMatrix::new(&m), &x, activation_key(filter));
         let bits = |y: &[f32]| y.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&emulated), bits(&golden), "seed {seed}: {}x{}, panels of {}", m.rows(), m.cols(), m.panel_rows());
+    }
+}
+
+#[test]
+fn word_runs_gives_the_prefix_sums_of_the_kept_runs_for_every_range_of_a_word() {
+    let mut r: u32 = 0x9e37_79b9;
+    for _ in 0..2000 {
+        r = r.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        for lo in 0..=8 {
+            for hi in 0..=8 {
+                let (even, odd) = word_runs(r, lo, hi);
+                let mut sum = 0;
+                for j in 0..8 {
+                    if (lo..hi).contains(&j) {
+                        sum += (r >> (4 * j)) & 15;
+                    }
+                    let byte = ((if j & 1 == 1 { odd } else { even }) >> (8 * (j >> 1))) & 0xff;
+                    assert_eq!(byte, sum, "runs {r:#010x}, entries [{lo}, {hi}), entry {j}");
+                }
+            }
+        }
     }
 }
 

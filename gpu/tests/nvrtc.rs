@@ -2,6 +2,7 @@
 //! every target architecture, with every entry point. `scripts/test.sh` puts PyPI's NVRTC on the
 //! library path and sets `LACUNA_REQUIRE_NVRTC=1`, so in the test command a missing NVRTC fails
 //! this test instead of skipping it.
+#![cfg(feature = "cuda")]
 
 use lacuna_gpu::nvrtc::{self, FAST_KERNEL, FLUSH_KERNEL, GOLDEN_KERNEL, REDUCE_KERNEL, TEST_ARCHS};
 

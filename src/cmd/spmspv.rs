@@ -123,6 +123,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if threads.contains(&0) {
         bail!("--threads must be at least 1");
     }
+    if a.gpu_reps == 0 {
+        bail!("--gpu-reps must be at least 1");
+    }
     // The GPU first: without one, one error line before any work.
     let gpu = match a.engine {
         EngineArg::Cpu => None,

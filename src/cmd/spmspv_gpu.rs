@@ -32,8 +32,8 @@ pub struct GpuRun {
     pub bit_exact_with_golden: Option<bool>,
     pub max_bound_fraction: f64,
     pub bound_violations: usize,
-    /// Bytes the kernel must read: the RLC-CSC of the active columns (sparse kernels) or the
-    /// dense FP16 matrix (cuBLAS), plus x and the column pointers.
+    /// Bytes the kernel must read: the RLC-CSC of the active columns and their column pointers
+    /// (sparse kernels) or the dense FP16 matrix (cuBLAS), plus x.
     pub bytes_loaded: u64,
     pub achieved_gb_per_s: f64,
     /// The fast kernel's launch setting chosen by tuning, and every candidate's median time.
@@ -89,7 +89,8 @@ pub fn measure(
 
     let stats = m.stats();
     let sparse_bytes = m.job_bytes(x.as_slice(), filter).total();
-    let dense_bytes = stats.dense_fp16_bytes + 2 * m.cols() as u64 + 4 * m.rows() as u64;
+    // Like the sparse count (`job_bytes`: entries, pointers, x), without y.
+    let dense_bytes = stats.dense_fp16_bytes + 2 * m.cols() as u64;
     let row = |kernel: Kernel, us: f64, exact: Option<bool>, bound: &lacuna_golden::BoundReport, bytes: u64| GpuRun {
         shape: shape.to_string(),
         weight_sparsity: w.weight_pruning.sparsity,

@@ -20,7 +20,11 @@ static GPU: OnceLock<Result<Mutex<Gpu>, String>> = OnceLock::new();
 
 impl GpuEngine {
     /// The engine of `kernel` (golden or fast) on this process's GPU, or why there is none.
+    /// cuBLAS is no engine: it multiplies the dense matrix, not the case's streams.
     pub fn new(kernel: Kernel) -> Result<GpuEngine, String> {
+        if kernel == Kernel::Cublas {
+            return Err("cuBLAS is a baseline on the dense matrix, not an engine of RLC-CSC cases".into());
+        }
         let gpu = GPU.get_or_init(|| Gpu::open().map(Mutex::new).map_err(|e: GpuError| e.to_string()));
         match gpu {
             Ok(g) => Ok(GpuEngine { gpu: g, kernel }),
@@ -34,7 +38,7 @@ impl Engine for GpuEngine {
         match self.kernel {
             Kernel::Golden => "gpu-golden",
             Kernel::Fast => "gpu-fast",
-            Kernel::Cublas => "gpu-cublas",
+            Kernel::Cublas => unreachable!("GpuEngine::new refuses cuBLAS"),
         }
     }
 
