@@ -187,7 +187,7 @@ extern "C" __global__ void lacuna_spmspv_golden(const Panel* __restrict__ panels
 }
 
 // The fast kernel's warp steps a group: 3 fits its 64 registers without spilling (4 spills).
-constexpr int FAST_LOOKAHEAD = 3;
+#define FAST_LOOKAHEAD 3
 
 // The fast kernel. Launch: grid (n_panels, splits), blocks of whole warps, dynamic shared memory
 // = warps x acc_words floats (acc_words >= the tallest panel, a multiple of 4), then
