@@ -44,9 +44,18 @@ enum Command {
     Eval(cmd::eval::Args),
     /// Co-simulate the RTL (Verilator) with the cycle model and the golden references.
     Cosim(cmd::cosim::Args),
+    /// The golden f32 forward of a checkpoint: its logits at every position as .npy, to compare with another framework.
+    Forward(cmd::forward::Args),
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so printing into a closed pipe (`lacuna simulate --json | head`)
+    // would panic; the default action ends the process quietly, as it does every Unix tool.
+    #[cfg(unix)]
+    // SAFETY: called first, before any thread exists; SIG_DFL is a valid handler for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Compile(a) => cmd::compile::run(a),
@@ -59,12 +68,27 @@ fn main() -> ExitCode {
         Command::EmitVerilog(a) => cmd::emit_verilog::run(a),
         Command::Cosim(a) => cmd::cosim::run(a),
         Command::Eval(a) => cmd::eval::run(a),
+        Command::Forward(a) => cmd::forward::run(a),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", message(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes on one line, each cause once: many errors already quote their
+/// source (`{path}: {source}`), and the OS error would otherwise be printed twice.
+fn message(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !text.contains(&c) {
+            text.push_str(": ");
+            text.push_str(&c);
+        }
+    }
+    text
 }

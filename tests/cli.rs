@@ -2,54 +2,10 @@
 
 use half::f16;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn lacuna(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lacuna")).args(args).output().expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A user's mistake: non-zero exit, one `error:` line on stderr, no panic or backtrace.
-fn assert_clean_error(o: &Output, needle: &str) {
-    let err = stderr(o);
-    assert!(!o.status.success(), "expected failure, got success: {err}");
-    assert!(err.starts_with("error: "), "stderr: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
-    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{err}");
-    assert!(err.contains(needle), "`{needle}` not in: {err}");
-}
-
-/// A deterministic sparse FP32 matrix with runs of every interesting length, written with npyz.
-fn write_npy(path: &Path, rows: usize, cols: usize) -> Vec<f32> {
-    let mut data = vec![0.0f32; rows * cols];
-    let mut state = 12345u64;
-    for (i, v) in data.iter_mut().enumerate() {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let col = i % cols;
-        // Column c keeps roughly one value in (c + 1): long zero runs in later columns.
-        if (state >> 33) % (col as u64 + 1) == 0 {
-            *v = ((state >> 40) % 2000) as f32 / 100.0 - 10.0;
-        }
-    }
-    let mut out = std::fs::File::create(path).unwrap();
-    use npyz::WriterBuilder;
-    let mut w = npyz::WriteOptions::<f32>::new()
-        .default_dtype()
-        .shape(&[rows as u64, cols as u64])
-        .writer(&mut out)
-        .begin_nd()
-        .unwrap();
-    w.extend(data.iter().copied()).unwrap();
-    w.finish().unwrap();
-    data
-}
+mod common;
+use common::{assert_clean_error, lacuna, stderr, stdout, write_npy};
 
 /// (nonzeros, padding entries) by the encoding rule, counted from the dense matrix directly:
 /// a gap of g zeros before a nonzero costs floor(g / 16) padding entries; trailing gaps cost none.

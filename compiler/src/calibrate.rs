@@ -95,14 +95,37 @@ impl LinearExec for Capture {
 
 /// Runs each text through the model (dense), up to 16 side by side, and records the linear
 /// layers' inputs; each text is its own sequence, truncated to `max_tokens`. Returns the
-/// capture and the tokens seen.
-pub fn capture(ckpt: &Checkpoint, texts: &[String], max_tokens: usize) -> (Capture, usize) {
+/// capture and the tokens seen. A forward error (a token outside the embedding table, a text
+/// longer than the context) is returned, never a capture of fewer tokens than it claims.
+pub fn capture(
+    ckpt: &Checkpoint,
+    texts: &[String],
+    max_tokens: usize,
+) -> Result<(Capture, usize), crate::forward::ForwardError> {
     let mut cap = Capture::new();
     let lists: Vec<Vec<TokenId>> =
         texts.iter().map(|t| ckpt.tokenizer.encode(t).into_iter().take(max_tokens).collect()).collect();
     let tokens = lists.iter().map(Vec::len).sum();
-    // The tokenizer only makes ids of the vocabulary and the lists are shorter than the
-    // context, so the run cannot fail.
-    let _ = crate::forward::run_sequences(ckpt, &lists, 16, &mut cap, None);
-    (cap, tokens)
+    crate::forward::run_sequences(ckpt, &lists, 16, &mut cap, None)?;
+    Ok((cap, tokens))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkpoint::test_models::random_checkpoint;
+    use crate::graph::{tiny_config, LlamaConfig};
+
+    #[test]
+    fn a_forward_error_during_calibration_is_returned_not_dropped() {
+        // Once: `let _ = run_sequences(...)`; a capture that failed on its first token was
+        // reported as "calibration (32 tokens)".
+        let ckpt = random_checkpoint(&LlamaConfig { context: 4, ..tiny_config() }, 1);
+        let text = vec!["ab ab ab ab ab ab ab ab".to_string()];
+        let e = capture(&ckpt, &text, 64).unwrap_err();
+        assert!(e.to_string().contains("context of 4 tokens is full"), "{e}");
+        let (cap, tokens) = capture(&ckpt, &text, 4).unwrap();
+        assert_eq!(tokens, 4);
+        assert!(cap.inputs.values().all(|r| r.tokens == 4));
+    }
 }

@@ -119,6 +119,16 @@ impl Checkpoint {
             tied_output: file.tensor("output.weight").is_none(),
         };
         config.check().map_err(missing)?;
+        let tokenizer = Tokenizer::from_gguf(file)?;
+        // Every token id the tokenizer can make must have an embedding row (as the Hugging Face
+        // reader checks): a shorter table fails the forward at the first such token.
+        if tokenizer.vocab_size() > config.vocab {
+            return Err(missing(format!(
+                "the tokenizer has {} tokens, the embedding only {}",
+                tokenizer.vocab_size(),
+                config.vocab
+            )));
+        }
         let graph = Graph::llama(&config);
         let mut weights: Vec<Matrix> = Vec::with_capacity(graph.weights.len());
         for w in &graph.weights {
@@ -134,7 +144,7 @@ impl Checkpoint {
             weights.push(Matrix { rows: w.rows, cols: w.cols, data: file.dequantize(&w.tensor)? });
         }
         let name = file.metadata.get("general.name").and_then(|v| v.as_str()).unwrap_or("unnamed").to_string();
-        Ok(Checkpoint { source: file.path.clone(), name, graph, weights, tokenizer: Tokenizer::from_gguf(file)? })
+        Ok(Checkpoint { source: file.path.clone(), name, graph, weights, tokenizer })
     }
 
     /// The file name of the source (without its directory), for reports that travel.
@@ -145,5 +155,84 @@ impl Checkpoint {
     /// The matrix of a weight id.
     pub fn weight(&self, id: WeightId) -> &Matrix {
         &self.weights[id.0 as usize]
+    }
+}
+
+/// A tiny random Llama checkpoint and its GGUF form, for tests of the readers and passes.
+#[cfg(test)]
+pub(crate) mod test_models {
+    use super::*;
+    use crate::gguf::{write_gguf, GgmlType, MetaValue, RawTensor};
+    use crate::graph::{tiny_config, LlamaConfig};
+    use crate::tokenizer::TokenId;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A byte-level BPE of seven tokens (the last one the end of text).
+    pub fn tiny_tokenizer() -> Tokenizer {
+        let tokens = ["a", "b", "c", "Ġ", "ab", "Ġa", "<|end|>"].map(String::from).to_vec();
+        let merges = vec![("a".into(), "b".into()), ("Ġ".into(), "a".into())];
+        Tokenizer::from_parts(tokens, merges, vec![6], Some(TokenId(6)))
+    }
+
+    /// Uniform random weights in [-1, 1) for the graph of `config`.
+    pub fn random_checkpoint(config: &LlamaConfig, seed: u64) -> Checkpoint {
+        let graph = Graph::llama(config);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let weights = graph
+            .weights
+            .iter()
+            .map(|w| Matrix {
+                rows: w.rows,
+                cols: w.cols,
+                data: (0..w.rows * w.cols).map(|_| rng.random_range(-1.0..1.0)).collect(),
+            })
+            .collect();
+        Checkpoint { source: "random".into(), name: "tiny".into(), graph, weights, tokenizer: tiny_tokenizer() }
+    }
+
+    /// The GGUF file of `tiny_config()` with random F32 weights and a tokenizer of `tokens`
+    /// single-letter tokens.
+    pub fn tiny_gguf(tokens: usize) -> Vec<u8> {
+        let c = tiny_config();
+        let ckpt = random_checkpoint(&c, 1);
+        let u32v = |v: usize| MetaValue::U32(v as u32);
+        let strings = |v: Vec<String>| MetaValue::Array(v.into_iter().map(MetaValue::String).collect());
+        let meta = vec![
+            ("general.architecture".to_string(), MetaValue::String("llama".into())),
+            ("llama.block_count".into(), u32v(c.layers)),
+            ("llama.embedding_length".into(), u32v(c.hidden)),
+            ("llama.feed_forward_length".into(), u32v(c.ffn)),
+            ("llama.attention.head_count".into(), u32v(c.heads)),
+            ("llama.attention.head_count_kv".into(), u32v(c.kv_heads)),
+            ("llama.attention.layer_norm_rms_epsilon".into(), MetaValue::F32(c.rms_eps)),
+            ("llama.context_length".into(), u32v(c.context)),
+            ("tokenizer.ggml.model".into(), MetaValue::String("gpt2".into())),
+            ("tokenizer.ggml.tokens".into(), strings((0..tokens).map(|i| format!("t{i}")).collect())),
+            ("tokenizer.ggml.merges".into(), strings(vec!["t 0".into()])),
+        ];
+        let tensors = ckpt
+            .graph
+            .weights
+            .iter()
+            .zip(&ckpt.weights)
+            .map(|(w, m)| RawTensor {
+                name: w.tensor.clone(),
+                dims: if w.rows == 1 { vec![w.cols as u64] } else { vec![w.cols as u64, w.rows as u64] },
+                dtype: GgmlType::F32,
+                data: m.data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            })
+            .collect::<Vec<_>>();
+        write_gguf(&meta, &tensors)
+    }
+
+    #[test]
+    fn a_gguf_whose_embedding_is_shorter_than_its_tokenizer_is_refused() {
+        let vocab = tiny_config().vocab;
+        let ok = GgufFile::parse(tiny_gguf(vocab), "ok.gguf").unwrap();
+        Checkpoint::from_gguf(&ok).unwrap();
+        let short = GgufFile::parse(tiny_gguf(vocab + 2), "short.gguf").unwrap();
+        let e = Checkpoint::from_gguf(&short).unwrap_err().to_string();
+        assert!(e.contains("short.gguf") && e.contains("12 tokens, the embedding only 10"), "{e}");
     }
 }

@@ -14,7 +14,7 @@ use crate::graph::NodeId;
 use crate::passes::act_thresholds::{calibrate, Sparsify, Thresholds};
 use crate::passes::lower::lower_linears;
 use crate::passes::prune_weights::{prune_model, PruneMethod};
-use crate::program::{build_image, Program, Settings, FORMAT, VERSION};
+use crate::program::{Program, Settings};
 use crate::tokenizer::TokenId;
 use crate::trace::{Trace, TraceHeader, TraceInput, TraceReader};
 use half::f16;
@@ -119,7 +119,7 @@ pub fn compile(
         progress(&format!("pruning to {:.0} % ({:?})", 100.0 * opts.weight_sparsity, opts.method));
         let dense_capture = match opts.method {
             PruneMethod::Wanda => {
-                let (cap, n) = capture(&ckpt, &calib, opts.max_tokens);
+                let (cap, n) = capture(&ckpt, &calib, opts.max_tokens).map_err(|e| format!("calibration: {e}"))?;
                 calibration_tokens = n;
                 Some(cap)
             }
@@ -131,7 +131,7 @@ pub fn compile(
     let mut held_out_act_sparsity = 0.0;
     if opts.act_sparsity > 0.0 {
         progress(&format!("calibrating activation thresholds for {:.0} %", 100.0 * opts.act_sparsity));
-        let (cap, n) = capture(&ckpt, &calib, opts.max_tokens);
+        let (cap, n) = capture(&ckpt, &calib, opts.max_tokens).map_err(|e| format!("calibration: {e}"))?;
         calibration_tokens = n;
         thresholds = calibrate(&ckpt, &cap, opts.act_sparsity).map_err(|e| e.to_string())?;
         progress("measuring activation sparsity on held-out text");
@@ -143,7 +143,16 @@ pub fn compile(
     progress(&format!("lowering {} linear layers for arch {}", ckpt.graph.linears().count(), opts.arch.name));
     let lowered = lower_linears(&ckpt, &thresholds, &opts.arch).map_err(|e| e.to_string())?;
 
-    let (image, layers) = build_image(&ckpt.graph, &lowered);
+    let settings = Settings {
+        weight_sparsity: opts.weight_sparsity,
+        prune_method: format!("{:?}", opts.method).to_lowercase(),
+        act_sparsity: opts.act_sparsity,
+        calibration: format!("{SOURCE}: fortunes, {} documents of 4, up to {} tokens", calib.len(), opts.max_tokens),
+        calibration_tokens,
+        held_out_act_sparsity,
+        held_out: format!("{SOURCE}: riddles, {} documents of 4", held.len()),
+    };
+    let (program, image) = Program::assemble(&ckpt.graph, &lowered, &opts.arch, model_name(&ckpt), settings);
     progress("recording the decode trace");
     let settings_text = format!(
         "weights {:.0} % {:?}, activations {:.0} %",
@@ -151,35 +160,14 @@ pub fn compile(
         opts.method,
         100.0 * opts.act_sparsity
     );
-    let (trace, generated) = record_trace(&ckpt, &thresholds, &layers, &opts.prompt, opts.generate, settings_text)?;
-    let model = trace.header.model.clone();
-    let program = Program {
-        format: FORMAT.into(),
-        version: VERSION,
-        arch_toml: opts.arch.to_toml(),
-        arch_hash: opts.arch.hash().to_string(),
-        model,
-        model_sha256: None,
-        settings: Settings {
-            weight_sparsity: opts.weight_sparsity,
-            prune_method: format!("{:?}", opts.method).to_lowercase(),
-            act_sparsity: opts.act_sparsity,
-            calibration: format!(
-                "{SOURCE}: fortunes, {} documents of 4, up to {} tokens",
-                calib.len(),
-                opts.max_tokens
-            ),
-            calibration_tokens,
-            held_out_act_sparsity,
-            held_out: format!("{SOURCE}: riddles, {} documents of 4", held.len()),
-        },
-        placement: crate::passes::place::place(&ckpt.graph),
-        graph: ckpt.graph.clone(),
-        layers,
-        image_bytes: image.len() as u64,
-        image_crc32: crc32fast::hash(&image),
-    };
+    let (trace, generated) =
+        record_trace(&ckpt, &thresholds, &program.layers, &opts.prompt, opts.generate, settings_text)?;
     Ok(Compiled { program, image, trace, generated, checkpoint: ckpt, thresholds })
+}
+
+/// How programs and traces name the model: its name and file.
+fn model_name(ckpt: &Checkpoint) -> String {
+    format!("{} ({})", ckpt.name, ckpt.file_name())
 }
 
 /// Records a decode trace of `ckpt` (pruned) with `thresholds`: the prompt, one token at a time,
@@ -231,7 +219,7 @@ pub fn record_trace(
         (0..tokens.len()).map(|pos| inputs.iter().map(|i| rec.steps[&pos][&i.node].clone()).collect()).collect();
     let trace = Trace {
         header: TraceHeader {
-            model: format!("{} ({})", ckpt.name, ckpt.file_name()),
+            model: model_name(ckpt),
             settings,
             prompt: prompt_text.into(),
             tokens: tokens.iter().map(|t| t.0).collect(),

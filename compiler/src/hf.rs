@@ -47,6 +47,8 @@ struct HfConfig {
     #[serde(default)]
     tie_word_embeddings: bool,
     rope_scaling: Option<serde_json::Value>,
+    /// `transformers` 5 writes the RoPE settings here (`rope_theta`, `rope_type`, scaling).
+    rope_parameters: Option<serde_json::Value>,
     hidden_act: Option<String>,
     #[serde(default)]
     attention_bias: bool,
@@ -145,6 +147,7 @@ fn llama_config(path: &Path, c: &HfConfig) -> Result<LlamaConfig, CheckpointErro
     if c.attention_bias || c.mlp_bias {
         return refuse("a linear layer with a bias".into());
     }
+    let rope_base = rope_theta(c).map_err(|what| invalid(path, what))?;
     let heads = c.num_attention_heads;
     let head_dim = c.head_dim.unwrap_or(if heads == 0 { 0 } else { c.hidden_size / heads });
     let config = LlamaConfig {
@@ -156,12 +159,43 @@ fn llama_config(path: &Path, c: &HfConfig) -> Result<LlamaConfig, CheckpointErro
         head_dim,
         vocab: c.vocab_size,
         rms_eps: c.rms_norm_eps as f32,
-        rope_base: c.rope_theta.unwrap_or(10_000.0) as f32,
+        rope_base,
         context: c.max_position_embeddings,
         tied_output: c.tie_word_embeddings,
     };
     config.check().map_err(|e| invalid(path, e))?;
     Ok(config)
+}
+
+/// The RoPE base: `rope_theta`, at the top level (`transformers` 4) or in `rope_parameters`
+/// (`transformers` 5), 10,000 when neither has it. `rope_parameters` is honoured or refused as a
+/// whole: a RoPE type other than `default`, any scaling key, or two different bases is an error.
+fn rope_theta(c: &HfConfig) -> Result<f32, String> {
+    let mut theta = c.rope_theta;
+    if let Some(p) = c.rope_parameters.as_ref().filter(|p| !p.is_null()) {
+        let map = p.as_object().ok_or_else(|| format!("rope_parameters {p} is not an object"))?;
+        for (key, v) in map {
+            match (key.as_str(), v) {
+                ("rope_type", serde_json::Value::String(t)) if t == "default" => {}
+                ("rope_theta", v) => {
+                    let t = v.as_f64().ok_or_else(|| format!("rope_parameters.rope_theta {v} is not a number"))?;
+                    if c.rope_theta.is_some_and(|top| top != t) {
+                        return Err(format!(
+                            "rope_theta {} and rope_parameters.rope_theta {t} disagree",
+                            c.rope_theta.unwrap_or_default()
+                        ));
+                    }
+                    theta = Some(t);
+                }
+                _ => return Err(format!("rope_parameters.{key} = {v} is not supported (plain RoPE only)")),
+            }
+        }
+    }
+    let theta = theta.unwrap_or(10_000.0);
+    if !(theta.is_finite() && theta > 0.0 && theta <= f32::MAX as f64) {
+        return Err(format!("rope_theta {theta} is out of range"));
+    }
+    Ok(theta as f32)
 }
 
 /// The safetensors files of a checkpoint directory, and which of them holds each tensor (`None`:
@@ -515,26 +549,10 @@ pub fn write_dir(ckpt: &Checkpoint, dir: &Path, shards: usize) -> Result<(), Che
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checkpoint::test_models::{random_checkpoint, tiny_tokenizer};
     use crate::graph::tiny_config;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
-
-    fn tiny_tokenizer() -> Tokenizer {
-        let tokens = ["a", "b", "c", "Ġ", "ab", "Ġa", "<|end|>"].map(String::from).to_vec();
-        let merges = vec![("a".into(), "b".into()), ("Ġ".into(), "a".into())];
-        Tokenizer::from_parts(tokens, merges, vec![6], Some(TokenId(6)))
-    }
-
-    fn random_checkpoint(config: &LlamaConfig, seed: u64) -> Checkpoint {
-        let graph = Graph::llama(config);
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let weights = graph
-            .weights
-            .iter()
-            .map(|w| Matrix { rows: w.rows, cols: w.cols, data: (0..w.rows * w.cols).map(|_| rng.random_range(-1.0..1.0)).collect() })
-            .collect();
-        Checkpoint { source: "random".into(), name: "tiny".into(), graph, weights, tokenizer: tiny_tokenizer() }
-    }
 
     /// The error as the user sees it (the file, then what is wrong).
     fn message(e: CheckpointError) -> String {
@@ -608,6 +626,19 @@ mod tests {
     }
 
     #[test]
+    fn a_transformers_5_config_gives_its_rope_theta_from_rope_parameters() {
+        // transformers 5 moved rope_theta into rope_parameters; once it was ignored (10,000 used,
+        // wrong logits, no error).
+        let dir = tempfile::tempdir().unwrap();
+        write_dir(&random_checkpoint(&tiny_config(), 3), dir.path(), 1).unwrap();
+        edit_json(&dir.path().join("config.json"), |v| {
+            v.as_object_mut().unwrap().remove("rope_theta");
+            v["rope_parameters"] = serde_json::json!({"rope_type": "default", "rope_theta": 100000.0});
+        });
+        assert_eq!(Checkpoint::open(dir.path()).unwrap().graph.config.rope_base, 100_000.0);
+    }
+
+    #[test]
     fn merges_as_pairs_read_like_merges_as_strings() {
         let dir = tempfile::tempdir().unwrap();
         let mut json = tokenizer_json(&tiny_tokenizer());
@@ -640,6 +671,24 @@ mod tests {
             (Box::new(|d: &Path| std::fs::remove_file(d.join("config.json")).unwrap()), "config.json"),
             (Box::new(config(|v| v["rope_scaling"] = serde_json::json!({"type": "yarn"}))), "rope_scaling"),
             (Box::new(config(|v| v["model_type"] = "mistral".into())), "model_type"),
+            (
+                Box::new(config(|v| v["rope_parameters"] = serde_json::json!({"rope_type": "llama3", "factor": 8.0}))),
+                "rope_parameters.",
+            ),
+            (
+                Box::new(config(|v| {
+                    v["rope_theta"] = 10000.0.into();
+                    v["rope_parameters"] = serde_json::json!({"rope_type": "default", "rope_theta": 500000.0});
+                })),
+                "disagree",
+            ),
+            (
+                Box::new(config(|v| {
+                    v.as_object_mut().unwrap().remove("rope_theta");
+                    v["rope_parameters"] = serde_json::json!({"rope_theta": -1.0});
+                })),
+                "out of range",
+            ),
             (Box::new(config(|v| v["hidden_act"] = "gelu".into())), "hidden_act"),
             (Box::new(config(|v| v["attention_bias"] = true.into())), "bias"),
             (Box::new(config(|v| v["num_key_value_heads"] = 3.into())), "attention shape"),

@@ -23,6 +23,7 @@ pub mod input;
 pub mod models;
 pub mod passes;
 pub mod program;
+pub mod program_check;
 pub mod prune;
 pub mod tokenizer;
 pub mod trace;

@@ -10,9 +10,20 @@
 //! - `trace.lctr`: a decode trace of the compiled model on a real prompt ([`crate::trace`]), the
 //!   activations the simulation replays.
 //!
-//! Contract: [`Program::read`] refuses a manifest of another format or version, an `Arch` whose
-//! hash is not the recorded one, and an image whose size, CRC or any layer's matrix does not
-//! match the manifest, each with an error naming the file and the problem.
+//! - `checksum.sha256`: the SHA-256 of `program.json` and `image.bin`, in `sha256sum` format
+//!   (`sha256sum -c checksum.sha256` checks a copy by hand).
+//!
+//! Contract: a program directory is trusted only after checking. [`Program::read`] refuses, each
+//! with an error naming the file and the problem: files whose checksums differ from
+//! `checksum.sha256`; a manifest of another format or version; an `Arch` whose hash is not the
+//! recorded one; a graph that is not the one its config builds, or a placement that is not the
+//! one the graph gets ([`crate::passes::place`]); settings out of range; a layer list that is not
+//! exactly the graph's linear layers in order (no duplicated, missing or reordered layer) with
+//! their kinds, inputs and shapes; panels that do not fit the arch's tile; a threshold that is
+//! not a finite non-negative FP16; layers that overlap in the image or lie outside it; an image
+//! whose size or CRC differ; a matrix whose shape, panels, entries or zeros differ from its
+//! layer's record. Every size in a manifest that passes is bounded by the graph's limits
+//! (`graph::MAX_DIMENSION`), so nothing run from it can loop or allocate beyond them.
 
 use crate::graph::{Graph, LayerId, LinearKind, NodeId};
 use crate::passes::lower::LoweredLinear;
@@ -23,10 +34,13 @@ use std::path::Path;
 
 /// The manifest's format name.
 pub const FORMAT: &str = "lacuna-program";
-/// The manifest version this code reads and writes.
-pub const VERSION: u32 = 1;
+/// The manifest version this code reads and writes (2: with `checksum.sha256` and the checks
+/// above; a version-1 program is recompiled).
+pub const VERSION: u32 = 2;
+/// The checksum file of a program directory.
+pub const CHECKSUM_FILE: &str = "checksum.sha256";
 /// Alignment of each layer in the image.
-const ALIGN: usize = 64;
+const ALIGN: usize = crate::program_check::LAYER_ALIGN as usize;
 
 /// What the program was compiled with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -181,14 +195,44 @@ pub fn build_image(graph: &Graph, lowered: &[LoweredLinear]) -> (Vec<u8>, Vec<Pr
 }
 
 impl Program {
-    /// Writes `program.json` and `image.bin` into `dir` (created if missing).
+    /// The program of lowered layers for `arch`: manifest (placement derived from the graph,
+    /// image size and CRC) and image.
+    pub fn assemble(
+        graph: &Graph,
+        lowered: &[LoweredLinear],
+        arch: &Arch,
+        model: String,
+        settings: Settings,
+    ) -> (Program, Vec<u8>) {
+        let (image, layers) = build_image(graph, lowered);
+        let program = Program {
+            format: FORMAT.into(),
+            version: VERSION,
+            arch_toml: arch.to_toml(),
+            arch_hash: arch.hash().to_string(),
+            model,
+            model_sha256: None,
+            settings,
+            placement: crate::passes::place::place(graph),
+            graph: graph.clone(),
+            layers,
+            image_bytes: image.len() as u64,
+            image_crc32: crc32fast::hash(&image),
+        };
+        (program, image)
+    }
+
+    /// Writes `program.json`, `image.bin` and `checksum.sha256` into `dir` (created if missing).
     pub fn write(&self, dir: &Path, image: &[u8]) -> Result<(), ProgramError> {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let manifest = dir.join("program.json");
         let json = serde_json::to_vec_pretty(self).expect("the manifest serializes");
-        std::fs::write(&manifest, json).map_err(io(&manifest))?;
+        std::fs::write(&manifest, &json).map_err(io(&manifest))?;
         let img = dir.join("image.bin");
-        std::fs::write(&img, image).map_err(io(&img))
+        std::fs::write(&img, image).map_err(io(&img))?;
+        let sums = format!("{}  program.json\n{}  image.bin\n", sha256_hex(&json), sha256_hex(image));
+        let sums_path = dir.join(CHECKSUM_FILE);
+        std::fs::write(&sums_path, sums).map_err(io(&sums_path))
     }
 
     /// Reads and checks a program directory.
@@ -197,6 +241,9 @@ impl Program {
         let invalid =
             |path: &Path, message: String| ProgramError::Invalid { path: path.display().to_string(), message };
         let text = std::fs::read(&manifest).map_err(io(&manifest))?;
+        let img_path = dir.join("image.bin");
+        let image = std::fs::read(&img_path).map_err(io(&img_path))?;
+        check_sums(dir, &[("program.json", &text), ("image.bin", &image)])?;
         // The format and version first, so an old or foreign file gets that message rather
         // than a missing-field one.
         let probe: serde_json::Value =
@@ -214,8 +261,6 @@ impl Program {
             }
         }
         let program: Program = serde_json::from_value(probe).map_err(|e| invalid(&manifest, e.to_string()))?;
-        let img_path = dir.join("image.bin");
-        let image = std::fs::read(&img_path).map_err(io(&img_path))?;
         program.load(image, &manifest, &img_path)
     }
 
@@ -233,6 +278,7 @@ impl Program {
                 format!("its arch hashes to {}, but the program records {}", arch.hash(), program.arch_hash),
             ));
         }
+        crate::program_check::check_manifest(&program, &arch).map_err(|m| invalid(manifest, m))?;
         if image.len() as u64 != program.image_bytes {
             return Err(invalid(img_path, format!("{} bytes, the manifest says {}", image.len(), program.image_bytes)));
         }
@@ -247,14 +293,46 @@ impl Program {
                 .and_then(|end| image.get(l.offset as usize..end))
                 .ok_or_else(|| invalid(img_path, format!("layer {} lies outside the image", l.name)))?;
             let m = read_rlc(bytes).map_err(|e| invalid(img_path, format!("layer {}: {e}", l.name)))?;
-            if (m.rows(), m.cols(), m.panel_rows()) != (l.rows, l.cols, l.panel_rows) {
-                return Err(invalid(
-                    img_path,
-                    format!("layer {}: the matrix does not have the manifest's shape", l.name),
-                ));
-            }
+            crate::program_check::check_matrix(l, &m).map_err(|m| invalid(img_path, format!("layer {}: {m}", l.name)))?;
             matrices.push(m);
         }
         Ok(LoadedProgram { program, arch, matrices })
     }
+}
+
+/// Lower-case hex SHA-256.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Checks `files` (name, bytes) against the program directory's `checksum.sha256`.
+fn check_sums(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), ProgramError> {
+    let path = dir.join(CHECKSUM_FILE);
+    let invalid = |message: String| ProgramError::Invalid { path: path.display().to_string(), message };
+    let meta = std::fs::metadata(&path).map_err(io(&path))?;
+    // Two lines of 64 hex digits and a name: anything much longer is not ours.
+    if meta.len() > 4096 {
+        return Err(invalid(format!("{} bytes, not a program's checksum file", meta.len())));
+    }
+    let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+    let mut sums = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        let (sum, name) =
+            line.split_once("  ").ok_or_else(|| invalid(format!("line {line:?} is not `SHA256  NAME`")))?;
+        if sums.insert(name, sum).is_some() {
+            return Err(invalid(format!("{name} is listed twice")));
+        }
+    }
+    for &(name, bytes) in files {
+        let want = sums.get(name).ok_or_else(|| invalid(format!("no checksum for {name}")))?;
+        let got = sha256_hex(bytes);
+        if *want != got {
+            return Err(ProgramError::Invalid {
+                path: dir.join(name).display().to_string(),
+                message: format!("SHA-256 {got}, {CHECKSUM_FILE} says {want} (the file was changed after compiling)"),
+            });
+        }
+    }
+    Ok(())
 }

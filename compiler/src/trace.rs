@@ -174,7 +174,33 @@ pub fn read_trace(bytes: &[u8]) -> Result<Trace, TraceError> {
     if header.prompt_tokens > header.tokens.len() {
         return Err(bad("more prompt tokens than tokens"));
     }
-    let mut at = 16 + hlen;
+    for input in &header.inputs {
+        if input.len == 0 || input.len > crate::graph::MAX_DIMENSION {
+            return Err(TraceError::Malformed(format!(
+                "input {}: length {} (1 to {} supported)",
+                input.name,
+                input.len,
+                crate::graph::MAX_DIMENSION
+            )));
+        }
+        if input.readers.is_empty() {
+            return Err(TraceError::Malformed(format!("input {} has no reader", input.name)));
+        }
+    }
+    // Every step stores every input's mask, at least one byte each: the masks the header asks
+    // for must be in the file before anything is allocated for them, so what the reader holds
+    // (at most 16 bytes of activations per mask byte) is bounded by the file's size.
+    let at = 16 + hlen;
+    let per_step = header.inputs.iter().map(|i| i.len.div_ceil(8) as u64).sum::<u64>();
+    let masks = per_step.checked_mul(header.tokens.len() as u64);
+    if masks.is_none_or(|m| m > (body.len() - at) as u64) {
+        return Err(TraceError::Malformed(format!(
+            "the header asks for {} steps of {} inputs ({per_step} mask bytes a step), more than the file holds",
+            header.tokens.len(),
+            header.inputs.len()
+        )));
+    }
+    let mut at = at;
     let mut steps = Vec::new();
     for s in 0..header.tokens.len() {
         let mut step = Vec::with_capacity(header.inputs.len());
@@ -267,6 +293,42 @@ mod tests {
             [0.0, 0.0, -0.3, 0.6, 2.0, 0.0, 0.25, 0.0, 1.0, -1.0].iter().map(|&v| f16::from_f32(v).to_f32()).collect();
         assert_eq!(kept, want);
         assert_eq!(back.header, t.header);
+    }
+
+    /// A trace whose header is `header`, with a valid CRC and no step data.
+    fn crafted(header: &TraceHeader, body: &[u8]) -> Vec<u8> {
+        let json = serde_json::to_vec(header).unwrap();
+        let mut out = Vec::new();
+        out.extend(MAGIC);
+        out.extend(VERSION.to_le_bytes());
+        out.extend(0u16.to_le_bytes());
+        out.extend((json.len() as u32).to_le_bytes());
+        out.extend(&json);
+        out.extend(body);
+        let crc = crc32fast::hash(&out);
+        out.extend(crc.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn a_crafted_header_cannot_make_the_reader_allocate_more_than_the_file_warrants() {
+        // Once: 124 KB of header (empty inputs x many tokens) took 1.15 GB.
+        let mut h = sample().header;
+        h.tokens = vec![1; 20_000];
+        h.prompt_tokens = 1;
+        let input = h.inputs[0].clone();
+        h.inputs = (0..1000).map(|_| TraceInput { len: 0, ..input.clone() }).collect();
+        let e = read_trace(&crafted(&h, &[])).unwrap_err().to_string();
+        assert!(e.contains("length 0"), "{e}");
+        // Long inputs and many steps, with no data behind them: refused before allocating.
+        h.inputs = (0..1000).map(|_| TraceInput { len: 1 << 20, ..input.clone() }).collect();
+        let e = read_trace(&crafted(&h, &[0; 64])).unwrap_err().to_string();
+        assert!(e.contains("more than the file holds"), "{e}");
+        h.inputs = vec![TraceInput { len: usize::MAX, ..input.clone() }];
+        assert!(read_trace(&crafted(&h, &[])).is_err());
+        h.inputs = vec![TraceInput { readers: vec![], ..input }];
+        let e = read_trace(&crafted(&h, &[0; 4])).unwrap_err().to_string();
+        assert!(e.contains("no reader"), "{e}");
     }
 
     #[test]

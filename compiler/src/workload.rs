@@ -44,6 +44,12 @@ impl fmt::Display for Shape {
     }
 }
 
+/// The longest side a synthetic workload may have.
+pub const MAX_SIDE: usize = 1 << 20;
+/// The most weights a synthetic workload may have (2^28: a dense FP16 pair of this size and its
+/// encodings take a few GiB, within a workstation's memory).
+pub const MAX_ENTRIES: usize = 1 << 28;
+
 impl FromStr for Shape {
     type Err = String;
 
@@ -53,8 +59,14 @@ impl FromStr for Shape {
         let (m, k) = s.split_once(['x', 'X']).ok_or_else(err)?;
         let rows: usize = m.trim().parse().map_err(|_| err())?;
         let cols: usize = k.trim().parse().map_err(|_| err())?;
-        if rows == 0 || cols == 0 || rows > 1 << 20 || cols > 1 << 20 {
-            return Err(err());
+        if rows == 0 || cols == 0 || rows > MAX_SIDE || cols > MAX_SIDE {
+            return Err(format!("shape `{s}`: each side must be 1 to {MAX_SIDE}, e.g. 4096x11008"));
+        }
+        if rows * cols > MAX_ENTRIES {
+            return Err(format!(
+                "shape `{s}` has {} weights; a synthetic workload holds at most {MAX_ENTRIES} (the paper's largest, 7168x28672, has 205,520,896)",
+                rows * cols
+            ));
         }
         Ok(Shape { rows, cols })
     }
@@ -140,6 +152,10 @@ mod tests {
         assert_eq!(s.to_string(), "4096x11008");
         assert!("4096".parse::<Shape>().is_err());
         assert!("0x5".parse::<Shape>().is_err());
+        // Once: "memory allocation failed", exit 134.
+        let e = "1048576x1048576".parse::<Shape>().unwrap_err();
+        assert!(e.contains("at most 268435456"), "{e}");
+        assert!("7168x28672".parse::<Shape>().is_ok());
     }
 
     #[test]

@@ -139,3 +139,18 @@ fn a_tokenizer_with_another_pre_tokenizer_is_refused_not_split_wrongly() {
     let e = Tokenizer::from_gguf(&file(Some("llama-bpe"))).unwrap_err().to_string();
     assert!(e.contains("tokenizer.ggml.pre is \"llama-bpe\""), "{e}");
 }
+
+#[test]
+fn a_file_of_many_tensor_entries_is_checked_in_linear_time() {
+    // Once: a 6.4 MB file of 160,000 entries took 98 s to refuse (names compared pairwise).
+    let mut tensors: Vec<RawTensor> = (0..160_000)
+        .map(|i| RawTensor { name: format!("t{i}"), dims: vec![1], dtype: GgmlType::F32, data: vec![0; 4] })
+        .collect();
+    tensors.push(RawTensor { name: "t7".into(), dims: vec![1], dtype: GgmlType::F32, data: vec![0; 4] });
+    let bytes = write_gguf(&[], &tensors);
+    let start = std::time::Instant::now();
+    let e = message(GgufFile::parse(bytes, "many.gguf"));
+    assert!(e.contains("tensor t7 appears twice"), "{e}");
+    // Pairwise, this is 1.3e10 comparisons: minutes even optimised. Linear: well under a second.
+    assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+}

@@ -159,6 +159,12 @@ pub enum SimError {
         /// sram.activation_bytes.
         sram: u32,
     },
+    /// M is beyond what one job may produce.
+    #[error("M = {rows} rows; one job produces at most {MAX_JOB_ROWS} (its y is held in memory)")]
+    TooManyRows {
+        /// M.
+        rows: u64,
+    },
     /// x has the wrong length.
     #[error("the activation vector has {got} entries but the matrix has {cols} columns")]
     ActivationLength {
@@ -191,7 +197,16 @@ pub fn simulate_logged(arch: &Arch, job: &Job) -> Result<SimResult, SimError> {
     run_checked(arch, job, true, true)
 }
 
+/// The most rows (M) one job may have: 2^24, 64 MiB of FP32 output. A valid `.rlc` file of a few
+/// hundred kilobytes can declare hundreds of thousands of empty panels of thousands of rows each;
+/// its y would take gigabytes (the largest M of a real layer, a vocabulary, is about 2^18).
+pub const MAX_JOB_ROWS: u64 = 1 << 24;
+
 fn run_checked(arch: &Arch, job: &Job, skip: bool, log: bool) -> Result<SimResult, SimError> {
+    let rows = job.panels.iter().map(|p| p.rows as u64).sum::<u64>().max(job.rows as u64);
+    if rows > MAX_JOB_ROWS {
+        return Err(SimError::TooManyRows { rows });
+    }
     if job.panel_rows > arch.tile_rows() || job.panels.iter().any(|p| p.rows > arch.tile_rows()) {
         return Err(SimError::PanelTooTall { panel_rows: job.panel_rows, tile_rows: arch.tile_rows() });
     }

@@ -58,3 +58,58 @@ fn the_model_is_bit_identical_to_the_golden_on_the_edge_arch() {
         eprintln!("{level}: {:?}", r.counters);
     }
 }
+
+/// Any arch that validates: small sizes, powers of two where the spec asks for them, built so
+/// that nearly every draw is valid (the rest are skipped, and counted by proptest).
+fn any_arch() -> impl Strategy<Value = Arch> {
+    let core = (0u32..=4, 0u32..=3, 0u32..=6, 1u32..=4, 2u32..=8, 2u32..=16, 0u32..=5, 1u32..=8, 1u32..=8, 1u32..=4);
+    let memory = (1u32..=64, 0u32..=20, 1u32..=8, 4u32..=7, 60u32..=256, 2u32..=64);
+    (core, memory).prop_map(|((l, e, r, ports, lq, aq, s, cq, fb, lat), (bpc, mlat, out, req, act_words, cp_words))| {
+        let mut arch = Arch::preset("tiny").unwrap();
+        arch.name = "random".into();
+        let c = &mut arch.core;
+        c.lanes = 1 << l;
+        // A chunk is whole 8-entry value words: lanes * entries >= 8.
+        c.entries_per_lane = (1u32 << e).max(8 >> l.min(3));
+        c.acc_regs_per_lane = 1 << r;
+        c.acc_write_ports = ports.min(c.lanes * c.entries_per_lane);
+        c.lane_queue_depth = lq;
+        c.activation_queue_depth = aq;
+        c.scan_width = (1u32 << s).min(1 << aq.ilog2());
+        c.column_queue_depth = cq;
+        c.fetch_buffer_chunks = fb;
+        c.acc_add_latency = lat;
+        let m = &mut arch.memory;
+        m.bytes_per_cycle = bpc;
+        m.latency_cycles = mlat;
+        m.max_outstanding = out;
+        m.request_bytes = 1 << req;
+        arch.sram.activation_bytes = 2 * act_words;
+        arch.sram.colptr_bytes = 4 * cp_words;
+        arch
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Every arch `Arch::validate` accepts runs every job to completion with the golden's bits
+    /// (`edge` with a scan group wider than its activation queue once validated and then waited
+    /// for ever).
+    #[test]
+    fn every_valid_arch_runs_every_small_job_to_the_golden_bits(
+        arch in any_arch(),
+        (w, x) in job(),
+        threshold in 0.0f32..1.5,
+    ) {
+        prop_assume!(arch.validate().is_ok());
+        prop_assume!(w.cols() as u32 <= arch.max_cols());
+        let m = RlcMatrix::encode(&w, Some(arch.tile_rows())).unwrap();
+        let x = Activations::new(x).unwrap();
+        let filter = ActivationFilter { threshold: f16::from_f32(threshold) };
+        let job = Job::new(&m, &x, filter);
+        let r = simulate(&arch, &job).map_err(|e| TestCaseError::fail(format!("{arch:?}: {e}")))?;
+        prop_assert!(r.fault.is_none(), "{:?}", r.fault);
+        prop_assert_eq!(bits(&r.y), bits(&column_order(&m, &x, filter).unwrap()));
+    }
+}

@@ -86,7 +86,7 @@ fn the_counters_of_twelve_hundred_seeded_jobs_match_the_golden_file() {
     let lines: Vec<String> = (0..JOBS).map(|i| outcome(i, &arches[i % arches.len()])).collect();
     // The file keeps the digest only (the full text would be megabytes).
     let digests: Vec<String> = lines.iter().map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" ")).collect();
-    if std::env::var_os("LACUNA_BLESS").is_some() {
+    if std::env::var("LACUNA_BLESS").as_deref() == Ok("1") {
         std::fs::write(GOLDEN, digests.join("\n") + "\n").unwrap();
         return;
     }

@@ -229,3 +229,18 @@ mod malformed {
         }
     }
 }
+
+#[test]
+fn a_small_file_of_many_empty_panels_is_refused_before_its_output_is_allocated() {
+    // Once: a valid .rlc of 200,000 empty panels took 653 MB at `simulate`, a larger one aborted.
+    let arch = Arch::preset("edge").unwrap();
+    let panel_rows = arch.tile_rows();
+    let empty = || lacuna_spec::RlcCsc::from_parts(panel_rows, 1, vec![], vec![], vec![0, 0]).unwrap();
+    let panels = 5000;
+    let m = RlcMatrix::from_panels(panels * panel_rows, panel_rows, (0..panels).map(|_| empty()).collect()).unwrap();
+    assert!(lacuna_spec::write_rlc(&m).len() < 200_000, "the file is small");
+    let x = Activations::new(vec![f16::ONE]).unwrap();
+    let e = simulate(&arch, &Job::new(&m, &x, ActivationFilter::NONZERO)).unwrap_err();
+    assert!(matches!(e, lacuna_model::SimError::TooManyRows { .. }), "{e}");
+    assert!(e.to_string().contains("at most 16777216"), "{e}");
+}

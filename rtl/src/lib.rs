@@ -126,6 +126,10 @@ fn check_fits(arch: &lacuna_spec::Arch) -> Result<(), EmitError> {
         ("core.column_queue_depth", c.column_queue_depth, 127),
         ("memory.max_outstanding", arch.memory.max_outstanding, 4096),
         ("memory.request_bytes", arch.memory.request_bytes, 512),
+        // The SRAMs are emitted as register arrays: a simulator or synthesis tool given more
+        // would spend minutes on one memory (a macro would replace them in a real flow).
+        ("sram.activation_bytes", arch.sram.activation_bytes, 1 << 20),
+        ("sram.colptr_bytes", arch.sram.colptr_bytes, 1 << 16),
     ];
     for (what, value, max) in limits {
         if value > max {

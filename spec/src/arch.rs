@@ -30,6 +30,19 @@ pub enum Datapath {
 /// held in flops beside its lane; the cycle model sizes its per-lane rings by this bound.
 pub const MAX_LANE_QUEUE_DEPTH: u32 = 64;
 
+/// The largest activation buffer an arch may ask for: 16 MiB, K up to 8 M columns (the largest
+/// K of the Celty workloads is 28,672). The RTL holds less (`lacuna_rtl` says how much).
+pub const MAX_ACTIVATION_BYTES: u32 = 1 << 24;
+/// The largest column-pointer buffer an arch may ask for (1 MiB).
+pub const MAX_COLPTR_BYTES: u32 = 1 << 20;
+/// The widest memory an arch may ask for, in bytes per cycle.
+pub const MAX_MEMORY_BYTES_PER_CYCLE: u32 = 1 << 16;
+/// The most requests an arch may keep in flight.
+pub const MAX_OUTSTANDING: u32 = 1 << 16;
+/// The longest memory latency an arch may ask for, in cycles (a simulated job waits this long
+/// per dependent request).
+pub const MAX_LATENCY_CYCLES: u32 = 100_000;
+
 /// Parameters of the Sparse SIMT core (decoder, multipliers, register-file accumulators).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -155,6 +168,14 @@ pub enum ArchError {
         /// The parser's message.
         message: String,
     },
+    /// A parameter of an arch file is out of range; the message names it and its value.
+    #[error("invalid arch file {path}: {message}")]
+    InvalidFile {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The file could not be read.
     #[error("cannot read arch file {path}: {source}")]
     Io {
@@ -197,7 +218,9 @@ impl Arch {
             return Arch::preset(name_or_path);
         }
         let path = Path::new(name_or_path);
-        if !path.exists() {
+        // A name that looks like a file is reported as a missing file, not as an unknown preset.
+        let file_like = name_or_path.ends_with(".toml") || name_or_path.contains(std::path::MAIN_SEPARATOR);
+        if !path.exists() && !file_like {
             return Err(ArchError::Unknown(name_or_path.to_string()));
         }
         let text =
@@ -212,7 +235,13 @@ impl Arch {
             line: e.span().map_or(0, |s| text[..s.start.min(text.len())].matches('\n').count() + 1),
             message: e.message().to_string(),
         })?;
-        arch.validate()?;
+        // A preset's problem is the arch's; a file's is reported under the file's name.
+        arch.validate().map_err(|e| match e {
+            ArchError::Invalid { message, .. } if !origin.starts_with("<preset") => {
+                ArchError::InvalidFile { path: origin.to_string(), message }
+            }
+            e => e,
+        })?;
         Ok(arch)
     }
 
@@ -265,8 +294,17 @@ impl Arch {
                 c.lane_queue_depth
             ));
         }
-        if c.activation_queue_depth < 2 {
-            return bad(format!("core.activation_queue_depth must be at least 2, got {}", c.activation_queue_depth));
+        if !(2..=1024).contains(&c.activation_queue_depth) {
+            return bad(format!("core.activation_queue_depth must be in 2..=1024, got {}", c.activation_queue_depth));
+        }
+        // The scan pushes a group's active columns in one cycle, only when all of them fit the
+        // queue: a group wider than the queue could hold more active columns than ever fit, and
+        // the scan would wait for ever.
+        if c.scan_width > c.activation_queue_depth {
+            return bad(format!(
+                "core.scan_width ({}) must be at most core.activation_queue_depth ({}): every active column of a scan group must fit the queue at once",
+                c.scan_width, c.activation_queue_depth
+            ));
         }
         if self.chunk_entries() % 8 != 0 {
             return bad(format!(
@@ -290,11 +328,16 @@ impl Arch {
                 self.tile_rows()
             ));
         }
-        if m.bytes_per_cycle == 0 {
-            return bad("memory.bytes_per_cycle must be at least 1, got 0".into());
+        for (field, v, max) in [
+            ("memory.bytes_per_cycle", m.bytes_per_cycle, MAX_MEMORY_BYTES_PER_CYCLE),
+            ("memory.max_outstanding", m.max_outstanding, MAX_OUTSTANDING),
+        ] {
+            if v == 0 || v > max {
+                return bad(format!("{field} must be in 1..={max}, got {v}"));
+            }
         }
-        if m.max_outstanding == 0 {
-            return bad("memory.max_outstanding must be at least 1, got 0".into());
+        if m.latency_cycles > MAX_LATENCY_CYCLES {
+            return bad(format!("memory.latency_cycles must be at most {MAX_LATENCY_CYCLES}, got {}", m.latency_cycles));
         }
         if m.request_bytes < 16 {
             return bad(format!(
@@ -302,9 +345,10 @@ impl Arch {
                 m.request_bytes
             ));
         }
-        if self.sram.activation_bytes < 2 {
+        if !(2..=MAX_ACTIVATION_BYTES).contains(&self.sram.activation_bytes) {
             return bad(format!(
-                "sram.activation_bytes must hold at least one FP16 value, got {}",
+                "sram.activation_bytes must be in 2..={MAX_ACTIVATION_BYTES} (one FP16 value to {} of them), got {}",
+                MAX_ACTIVATION_BYTES / 2,
                 self.sram.activation_bytes
             ));
         }
@@ -315,9 +359,9 @@ impl Arch {
         if v.special_cycles == 0 || v.special_cycles > 1024 {
             return bad(format!("vector_unit.special_cycles must be in 1..=1024, got {}", v.special_cycles));
         }
-        if self.sram.colptr_bytes < 8 {
+        if !(8..=MAX_COLPTR_BYTES).contains(&self.sram.colptr_bytes) {
             return bad(format!(
-                "sram.colptr_bytes must hold at least two 32-bit pointers, got {}",
+                "sram.colptr_bytes must be in 8..={MAX_COLPTR_BYTES} (two 32-bit pointers at least), got {}",
                 self.sram.colptr_bytes
             ));
         }
@@ -439,6 +483,53 @@ mod tests {
     fn an_unknown_preset_names_the_known_ones() {
         let err = Arch::load("huge").unwrap_err().to_string();
         assert!(err.contains("edge, tiny"), "{err}");
+    }
+
+    #[test]
+    fn a_scan_group_wider_than_the_activation_queue_is_refused() {
+        // `edge` with scan_width 32 validated once, and its scan then waited for ever on a group
+        // with more active columns than the 16-deep queue holds.
+        for width in [32, 64] {
+            let mut arch = Arch::default();
+            arch.core.scan_width = width;
+            let err = arch.validate().unwrap_err().to_string();
+            assert!(err.contains("core.scan_width") && err.contains("activation_queue_depth"), "{err}");
+        }
+        let mut arch = Arch::default();
+        arch.core.scan_width = arch.core.activation_queue_depth;
+        arch.validate().unwrap();
+    }
+
+    #[test]
+    fn every_size_has_an_upper_bound_named_in_its_error() {
+        let cases: [(&str, fn(&mut Arch)); 6] = [
+            ("sram.activation_bytes", |a| a.sram.activation_bytes = 4_000_000_000),
+            ("sram.colptr_bytes", |a| a.sram.colptr_bytes = u32::MAX),
+            ("memory.latency_cycles", |a| a.memory.latency_cycles = u32::MAX),
+            ("memory.max_outstanding", |a| a.memory.max_outstanding = u32::MAX),
+            ("memory.bytes_per_cycle", |a| a.memory.bytes_per_cycle = u32::MAX),
+            ("core.activation_queue_depth", |a| a.core.activation_queue_depth = u32::MAX),
+        ];
+        for (field, set) in cases {
+            let mut arch = Arch::default();
+            set(&mut arch);
+            let err = arch.validate().unwrap_err().to_string();
+            assert!(err.contains(field), "{field}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_missing_arch_file_is_a_missing_file_and_its_errors_name_the_file() {
+        let err = Arch::load("nothere.toml").unwrap_err().to_string();
+        assert!(err.contains("cannot read arch file nothere.toml"), "{err}");
+        let dir = std::env::temp_dir().join(format!("lacuna-arch-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("wide.toml");
+        let text = Arch::default().to_toml().replace("scan_width = 8", "scan_width = 64");
+        std::fs::write(&file, text).unwrap();
+        let err = Arch::load(file.to_str().unwrap()).unwrap_err().to_string();
+        assert!(err.contains("invalid arch file") && err.contains("wide.toml"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

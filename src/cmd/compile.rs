@@ -70,7 +70,24 @@ pub fn fraction(name: &str, percent: f64) -> Result<f64> {
     Ok(percent / 100.0)
 }
 
+/// The most tokens `--generate` may ask for in a trace (each is a whole forward step).
+pub const MAX_GENERATE: usize = 256;
+/// The most tokens per document `--max-tokens` may ask for.
+pub const MAX_DOC_TOKENS: usize = 2048;
+/// The most documents `--calibration-docs` or `--held-out-docs` may ask for.
+pub const MAX_DOCS: usize = 10_000;
+
 pub fn run(a: Args) -> Result<ExitCode> {
+    for (flag, v, max) in [
+        ("--generate", a.generate, MAX_GENERATE),
+        ("--max-tokens", a.max_tokens, MAX_DOC_TOKENS),
+        ("--calibration-docs", a.calibration_docs, MAX_DOCS),
+        ("--held-out-docs", a.held_out_docs, MAX_DOCS),
+    ] {
+        if v > max {
+            bail!("{flag} must be at most {max}, got {v}");
+        }
+    }
     let arch = Arch::load(&a.arch)?;
     let method: PruneMethod = a.method.parse().map_err(anyhow::Error::msg)?;
     let opts = CompileOptions {

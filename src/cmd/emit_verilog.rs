@@ -57,17 +57,31 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let modules = lacuna_rtl::blocks(&arch)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let mut blocks = Vec::new();
+    // Linting and synthesizing every block takes minutes: say which block is being checked.
+    let bar = indicatif::ProgressBar::new(modules.len() as u64);
+    if a.check {
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} blocks {elapsed} {msg}")
+                .expect("a valid template"),
+        );
+    } else {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
     for module in &modules {
         let paths = synth::write_module(module, &a.out)?;
         let synthesis = if a.check {
+            bar.set_message(format!("{}: verilator lint", module.name));
             synth::lint(&module.name, &paths)?;
+            bar.set_message(format!("{}: yosys synthesis", module.name));
             Some(synth::synthesize(&module.name, &paths, &a.out.join("yosys"), synth::Depth::Full)?)
         } else {
             None
         };
+        bar.inc(1);
         let files = paths.iter().filter_map(|p| p.file_name()).map(|f| f.to_string_lossy().to_string()).collect();
         blocks.push(BlockEntry { top: module.name.clone(), files, ports: module.ports.clone(), synthesis });
     }
+    bar.finish_and_clear();
     let manifest = Manifest {
         format: "lacuna-verilog",
         version: 1,

@@ -29,21 +29,22 @@ pub struct Args {
     /// The activation vector for the .rlc file: a .npy of K floats.
     #[arg(long, requires = "rlc")]
     x: Option<PathBuf>,
-    /// Activation threshold for the .rlc job: |x| below it is skipped.
-    #[arg(long, default_value_t = 0.0, requires = "rlc")]
-    threshold: f32,
-    /// Architecture: a preset (edge, tiny) or a TOML file.
-    #[arg(long, default_value = "edge")]
-    arch: String,
+    /// Activation threshold for the .rlc job: |x| below it is skipped (default 0: every nonzero is active).
+    #[arg(long, requires = "rlc")]
+    threshold: Option<f32>,
+    /// Architecture: a preset (edge, tiny) or a TOML file (default edge; a program directory
+    /// records its own).
+    #[arg(long)]
+    arch: Option<String>,
     /// Weight shapes MxK for the synthetic workloads (default: the paper's six).
     #[arg(long, value_delimiter = ',', conflicts_with = "rlc")]
     shape: Vec<Shape>,
     /// Dual sparsity levels in percent for the synthetic workloads.
     #[arg(long, value_delimiter = ',', default_values_t = vec![30.0, 50.0, 70.0], conflicts_with = "rlc")]
     sparsity: Vec<f64>,
-    /// Seed of the synthetic workloads.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// Seed of the synthetic workloads (default 1).
+    #[arg(long, conflicts_with = "rlc")]
+    seed: Option<u64>,
     /// Print JSON (one object per job and kernel) instead of tables.
     #[arg(long)]
     json: bool,
@@ -115,17 +116,30 @@ fn rows_of(
 
 pub fn run(a: Args) -> Result<ExitCode> {
     if let Some(dir) = a.rlc.as_ref().filter(|p| p.is_dir()) {
+        // A program records its arch and thresholds; the .rlc job's flags do not apply to it.
+        let ignored = [
+            ("--arch", a.arch.is_some(), "the program records the arch it was compiled for"),
+            ("--x", a.x.is_some(), "the activations come from the decode trace"),
+            ("--threshold", a.threshold.is_some(), "the program records each layer's threshold"),
+            ("--out", a.out.is_some(), "use --json and redirect it"),
+        ];
+        if let Some((flag, _, why)) = ignored.iter().find(|f| f.1) {
+            bail!("{flag} does not apply to a program directory ({why})");
+        }
         return crate::cmd::run_program::run(dir, a.trace.as_deref(), a.json);
     }
     if a.trace.is_some() {
         bail!("--trace replays a decode trace on a program: give the program directory (lacuna compile -o DIR)");
     }
-    let arch = Arch::load(&a.arch)?;
+    let arch_name = a.arch.as_deref().unwrap_or("edge");
+    let arch = Arch::load(arch_name)?;
+    let seed = a.seed.unwrap_or(1);
     let energy = EnergyTable::default();
     let mut rows = Vec::new();
     if let Some(path) = &a.rlc {
         let Some(xp) = &a.x else { bail!("an .rlc file needs its activation vector: --x X.npy") };
-        let m = lacuna_spec::read_rlc_file(path)?;
+        let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
+        let m = lacuna_spec::read_rlc(&bytes).with_context(|| format!("{} is not a valid .rlc file", path.display()))?;
         if m.panel_rows() > arch.tile_rows() {
             bail!(
                 "{} has panels of {} rows but the `{}` arch's tile holds {}: re-encode with `lacuna encode --arch {}`",
@@ -133,17 +147,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 m.panel_rows(),
                 arch.name,
                 arch.tile_rows(),
-                a.arch
+                arch_name
             );
         }
         let x = Activations::new(lacuna_compiler::load_activations(xp)?).with_context(|| xp.display().to_string())?;
         if x.len() != m.cols() as usize {
             bail!("{} has {} activations but {} has {} columns", xp.display(), x.len(), path.display(), m.cols());
         }
-        if !(a.threshold >= 0.0 && a.threshold.is_finite()) {
-            bail!("--threshold must be a finite number >= 0, got {}", a.threshold);
-        }
-        let filter = ActivationFilter { threshold: half::f16::from_f32(a.threshold) };
+        let filter = crate::cmd::threshold_filter(a.threshold.unwrap_or(0.0))?;
         let s = m.stats();
         let spec = JobSpec {
             shape: format!("{}x{}", s.rows, s.cols),
@@ -168,7 +179,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 );
             }
         }
-        eprintln!("workloads: {PROVENANCE}; seed {}; arch {} ({})", a.seed, arch.name, arch.hash());
+        eprintln!("workloads: {PROVENANCE}; seed {seed}; arch {} ({})", arch.name, arch.hash());
         let bar = indicatif::ProgressBar::new((shapes.len() * a.sparsity.len()) as u64);
         bar.set_style(
             indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} jobs {elapsed} {msg}")
@@ -176,11 +187,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
         );
         for &shape in &shapes {
             bar.set_message(format!("{shape}: drawing"));
-            let pair = SyntheticWorkload::dense_pair(shape, a.seed);
+            let pair = SyntheticWorkload::dense_pair(shape, seed);
             for &level in &a.sparsity {
                 bar.set_message(format!("{shape} at {level}%"));
                 let f = level / 100.0;
-                let w = SyntheticWorkload::at_sparsity(shape, a.seed, &pair, f, f);
+                let w = SyntheticWorkload::at_sparsity(shape, seed, &pair, f, f);
                 let m = lacuna_compiler::encode_parallel(
                     &w.weights,
                     Some(lacuna_compiler::balanced_panel_rows(w.weights.rows(), arch.tile_rows())),
