@@ -56,6 +56,11 @@ export LACUNA_REQUIRE_NVRTC=1
 log "lacuna-gpu without the cuda feature (check)"
 cargo check --locked -p lacuna-gpu --no-default-features --lib
 
+# The fuzz targets (their own crate, built by cargo-fuzz on a nightly toolchain) must at least
+# type-check against today's readers; their seeds are checked by lacuna-compiler's tests.
+log "fuzz targets (check)"
+cargo check --locked --manifest-path fuzz/Cargo.toml --bins
+
 log "tests (unit, property, conformance, CLI end to end)"
 cargo test --workspace --locked
 

@@ -1,7 +1,6 @@
 //! End-to-end tests of the `lacuna` command line: what a user types, what they get back.
 
 use half::f16;
-use std::path::Path;
 use std::process::Command;
 
 mod common;

@@ -165,7 +165,8 @@ fn forward_writes_the_logits_of_every_position_and_refuses_bad_ids() {
     assert!(o.status.success(), "{}", stderr(&o));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let tokens = r["ids"].as_array().unwrap().len();
-    let npy = npyz::NpyFile::new(std::fs::read(&out).unwrap().as_slice()).unwrap();
+    let bytes = std::fs::read(&out).unwrap();
+    let npy = npyz::NpyFile::new(bytes.as_slice()).unwrap();
     assert_eq!(npy.shape(), [tokens as u64, 49152]);
     let logits: Vec<f32> = npy.into_vec().unwrap();
     // The file holds the logits the report's argmax came from; the last position names Paris.

@@ -226,6 +226,26 @@ pub(crate) mod test_models {
         write_gguf(&meta, &tensors)
     }
 
+    /// A valid program of the tiny random model on the `tiny` arch (no pruning, no thresholds),
+    /// and its image.
+    pub fn tiny_program() -> (crate::program::Program, Vec<u8>) {
+        use crate::passes::{act_thresholds::Thresholds, lower::lower_linears};
+        use crate::program::{Program, Settings};
+        let arch = lacuna_spec::Arch::preset("tiny").unwrap();
+        let ckpt = random_checkpoint(&tiny_config(), 5);
+        let lowered = lower_linears(&ckpt, &Thresholds::default(), &arch).unwrap();
+        let settings = Settings {
+            weight_sparsity: 0.0,
+            prune_method: "wanda".into(),
+            act_sparsity: 0.0,
+            calibration: "none".into(),
+            calibration_tokens: 0,
+            held_out_act_sparsity: 0.0,
+            held_out: "none".into(),
+        };
+        Program::assemble(&ckpt.graph, &lowered, &arch, "tiny (random)".into(), settings)
+    }
+
     #[test]
     fn a_gguf_whose_embedding_is_shorter_than_its_tokenizer_is_refused() {
         let vocab = tiny_config().vocab;

@@ -209,24 +209,31 @@ fn weight_files(dir: &Path) -> Result<(Vec<PathBuf>, Option<HashMap<String, usiz
         }
         return Ok((vec![single], None));
     }
+    let (files, map) = parse_shard_index(&read(&index)?, &index)?;
+    Ok((files.iter().map(|f| dir.join(f)).collect(), Some(map)))
+}
+
+/// Parses a `model.safetensors.index.json` (`path` names it in errors): the shard file names,
+/// sorted and distinct, and for each tensor the index of its shard. A shard must be a plain file
+/// name of the checkpoint's directory, never a path that leaves it.
+pub fn parse_shard_index(bytes: &[u8], path: &Path) -> Result<(Vec<String>, HashMap<String, usize>), CheckpointError> {
     #[derive(Deserialize)]
     struct Index {
         weight_map: BTreeMap<String, String>,
     }
     let parsed: Index =
-        serde_json::from_slice(&read(&index)?).map_err(|e| invalid(&index, format!("not a shard index: {e}")))?;
+        serde_json::from_slice(bytes).map_err(|e| invalid(path, format!("not a shard index: {e}")))?;
     let mut files: Vec<String> = parsed.weight_map.values().cloned().collect();
     files.sort();
     files.dedup();
     for f in &files {
-        // A shard is a file of this directory, never a path that leaves it.
-        if f.contains('/') || f.contains('\\') || f == ".." {
-            return Err(invalid(&index, format!("shard {f:?} is not a file name of this directory")));
+        if f.is_empty() || f.contains('/') || f.contains('\\') || f == ".." || f == "." {
+            return Err(invalid(path, format!("shard {f:?} is not a file name of this directory")));
         }
     }
     // Every value is one of `files` (they were collected from the values).
     let map = parsed.weight_map.iter().map(|(t, f)| (t.clone(), files.binary_search(f).unwrap_or(0))).collect();
-    Ok((files.iter().map(|f| dir.join(f)).collect(), Some(map)))
+    Ok((files, map))
 }
 
 /// One tensor widened to f32, with its shape checked against the graph's.

@@ -16,6 +16,8 @@ pub mod corpus;
 pub mod encode;
 pub mod eval;
 pub mod forward;
+#[cfg(test)]
+mod fuzz_seeds;
 pub mod gguf;
 pub mod graph;
 pub mod hf;

@@ -164,31 +164,11 @@ pub fn check_matrix(l: &ProgramLayer, m: &RlcMatrix) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::checkpoint::test_models::random_checkpoint;
-    use crate::graph::{tiny_config, LinearKind, NodeId};
-    use crate::passes::act_thresholds::Thresholds;
-    use crate::passes::lower::lower_linears;
+    use crate::checkpoint::test_models::tiny_program;
+    use crate::graph::{LinearKind, NodeId};
     use crate::passes::place::Work;
-    use crate::program::{Program, Settings};
-    use lacuna_spec::Arch;
+    use crate::program::Program;
     use std::path::Path;
-
-    /// A valid program of the tiny random model on `tiny`, and its image.
-    fn tiny_program() -> (Program, Vec<u8>) {
-        let arch = Arch::preset("tiny").unwrap();
-        let ckpt = random_checkpoint(&tiny_config(), 5);
-        let lowered = lower_linears(&ckpt, &Thresholds::default(), &arch).unwrap();
-        let settings = Settings {
-            weight_sparsity: 0.0,
-            prune_method: "wanda".into(),
-            act_sparsity: 0.0,
-            calibration: "none".into(),
-            calibration_tokens: 0,
-            held_out_act_sparsity: 0.0,
-            held_out: "none".into(),
-        };
-        Program::assemble(&ckpt.graph, &lowered, &arch, "tiny (random)".into(), settings)
-    }
 
     /// Writes the program as changed by `spoil` (a consistent checksum: the writer is trusted)
     /// and returns why it is refused.

@@ -10,6 +10,7 @@
 //! Verilator the crate builds without it ([`verilated::AVAILABLE`] is false) and every RTL call
 //! returns [`RtlError::NotBuilt`].
 
+pub mod case;
 pub mod core_engine;
 pub mod cosim;
 pub mod gpu_engine;

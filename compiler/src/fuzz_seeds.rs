@@ -1,0 +1,82 @@
+//! The seed corpus of the fuzz targets of this crate's readers (`fuzz/seeds/`): small valid
+//! inputs the fuzzer mutates from. Written by `LACUNA_BLESS=1 cargo test -p lacuna-compiler
+//! fuzz_seeds`, checked on every test run: each seed must still be accepted by its reader (a
+//! format change that leaves the seeds behind fails here, not silently in a fuzz run).
+
+use crate::checkpoint::test_models::tiny_program;
+use crate::hf::parse_shard_index;
+use crate::program::Program;
+use crate::trace::{read_trace, write_trace, Trace, TraceHeader, TraceInput, TraceReader};
+use half::f16;
+use std::path::{Path, PathBuf};
+
+fn corpus(target: &str, name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds").join(target).join(name)
+}
+
+/// A two-step trace of one input of 12 activations read by two layers.
+fn tiny_trace() -> Trace {
+    let reader = |node: u32, name: &str, t: f32| TraceReader {
+        node: crate::graph::NodeId(node),
+        name: name.into(),
+        threshold_bits: f16::from_f32(t).to_bits(),
+    };
+    let input = TraceInput {
+        node: crate::graph::NodeId(1),
+        name: "blk.0.attn_norm".into(),
+        len: 12,
+        readers: vec![reader(2, "blk.0.attn_q", 0.25), reader(3, "blk.0.attn_k", 0.5)],
+    };
+    let x: Vec<f16> = (0..12).map(|i| f16::from_f32((i as f32 - 5.0) / 4.0)).collect();
+    Trace {
+        header: TraceHeader {
+            model: "seed".into(),
+            settings: "none".into(),
+            prompt: "ab".into(),
+            tokens: vec![4, 5],
+            prompt_tokens: 1,
+            inputs: vec![input],
+            routing: None,
+        },
+        steps: vec![vec![x.clone()], vec![x]],
+    }
+}
+
+/// The program target's input: `u32 manifest length, manifest JSON, image`.
+fn program_seed() -> Vec<u8> {
+    let (p, image) = tiny_program();
+    let json = serde_json::to_vec(&p).unwrap();
+    let mut out = (json.len() as u32).to_le_bytes().to_vec();
+    out.extend(json);
+    out.extend(image);
+    out
+}
+
+const SHARD_INDEX: &str = r#"{"metadata": {"total_size": 64}, "weight_map": {"model.embed_tokens.weight": "model-00001-of-00002.safetensors", "lm_head.weight": "model-00002-of-00002.safetensors"}}"#;
+
+#[test]
+fn the_committed_fuzz_seeds_are_accepted_by_their_readers() {
+    let seeds: [(&str, &str, Vec<u8>); 3] = [
+        ("trace", "tiny.lctr", write_trace(&tiny_trace())),
+        ("program", "tiny.bin", program_seed()),
+        ("shard_index", "two_shards.json", SHARD_INDEX.as_bytes().to_vec()),
+    ];
+    for (target, name, bytes) in &seeds {
+        let path = corpus(target, name);
+        if std::env::var("LACUNA_BLESS").as_deref() == Ok("1") {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, bytes).unwrap();
+        }
+        let committed = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (LACUNA_BLESS=1 writes it)", path.display()));
+        assert!(committed.len() < 64 * 1024, "{}: a seed stays small", path.display());
+        match *target {
+            "trace" => drop(read_trace(&committed).unwrap()),
+            "program" => {
+                let n = u32::from_le_bytes(committed[..4].try_into().unwrap()) as usize;
+                let p: Program = serde_json::from_slice(&committed[4..4 + n]).unwrap();
+                p.load(committed[4 + n..].to_vec(), Path::new("program.json"), Path::new("image.bin")).unwrap();
+            }
+            _ => drop(parse_shard_index(&committed, Path::new("index.json")).unwrap()),
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! Fuzzes the program manifest and image checks: the input is split into a manifest (JSON) and
+//! an image; whatever parses as a manifest goes through every check `Program::read` makes after
+//! the checksums (`Program::load`). Never a panic, a hang or an allocation the input cannot back;
+//! a program that is accepted has one matrix per layer, each of its record's shape.
+//!
+//! Run by hand: `cd fuzz && cargo fuzz run program corpus/program seeds/program -- -rss_limit_mb=1024` (seeds: `seeds/program/`,
+//! a tiny program as `u32 manifest length, manifest, image`).
+#![no_main]
+
+use lacuna_compiler::program::Program;
+use libfuzzer_sys::fuzz_target;
+use std::path::Path;
+
+fuzz_target!(|data: &[u8]| {
+    if data.len() < 4 {
+        return;
+    }
+    let n = u32::from_le_bytes([data[0], data[1], data[2], data[3]]) as usize;
+    let Some(manifest) = data.get(4..4usize.saturating_add(n)) else { return };
+    let image = data[4 + n..].to_vec();
+    let Ok(program) = serde_json::from_slice::<Program>(manifest) else { return };
+    if let Ok(p) = program.load(image, Path::new("program.json"), Path::new("image.bin")) {
+        assert_eq!(p.matrices.len(), p.program.layers.len());
+        for (m, l) in p.matrices.iter().zip(&p.program.layers) {
+            assert_eq!((m.rows(), m.cols()), (l.rows, l.cols));
+        }
+    }
+});
