@@ -65,6 +65,37 @@ pub struct Checkpoint {
     pub tokenizer: Tokenizer,
 }
 
+/// GGUF keys that would change the computation of the graph this reader builds: honoured where
+/// they say what the graph already does (no RoPE scaling, key and value heads of the head size,
+/// no BOS or space prefix added to the text), refused otherwise, never ignored.
+fn refuse_unsupported_keys(file: &GgufFile, head_dim: usize) -> Result<(), GgufError> {
+    let refuse = |message: String| Err(GgufError::Missing { path: file.path.clone(), message });
+    let meta = |key: &str| file.metadata.get(key);
+    if let Some(t) = meta("llama.rope.scaling.type").and_then(|v| v.as_str()).filter(|t| *t != "none") {
+        let factor = meta("llama.rope.scaling.factor").and_then(|v| v.as_f64()).unwrap_or(1.0);
+        if !(t == "linear" && factor == 1.0) {
+            return refuse(format!("RoPE scaling {t:?} (factor {factor}) is not supported"));
+        }
+    }
+    if let Some(s) = meta("llama.rope.freq_scale").and_then(|v| v.as_f64()).filter(|&s| s != 1.0) {
+        return refuse(format!("llama.rope.freq_scale {s} is not supported (plain RoPE only)"));
+    }
+    for key in ["llama.attention.key_length", "llama.attention.value_length"] {
+        if let Some(n) = meta(key).and_then(|v| v.as_u64()).filter(|&n| n as usize != head_dim) {
+            return refuse(format!("{key} {n} differs from the head size {head_dim} (not supported)"));
+        }
+    }
+    if let Some(n) = meta("llama.expert_count").and_then(|v| v.as_u64()).filter(|&n| n > 0) {
+        return refuse(format!("a mixture of {n} experts (llama.expert_count) is not supported by this reader"));
+    }
+    for key in ["tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_space_prefix"] {
+        if matches!(meta(key), Some(crate::gguf::MetaValue::Bool(true))) {
+            return refuse(format!("{key} is true: the tokenizer here adds nothing to the text (not supported)"));
+        }
+    }
+    Ok(())
+}
+
 impl Checkpoint {
     /// Reads a checkpoint of the Llama family: a GGUF file, or a Hugging Face directory (given
     /// as the directory, or as its config.json or one of its .safetensors files).
@@ -101,7 +132,13 @@ impl Checkpoint {
                 return Err(missing(format!("partial RoPE ({rope} of {head_dim} dimensions) is not supported")));
             }
         }
+        refuse_unsupported_keys(file, head_dim)?;
         let vocab = file.tensor("token_embd.weight").map(|t| t.dims.get(1).copied().unwrap_or(0) as usize);
+        if let (Some(declared), Some(rows)) = (file.metadata.get("llama.vocab_size").and_then(|v| v.as_u64()), vocab) {
+            if declared as usize != rows {
+                return Err(missing(format!("llama.vocab_size is {declared}, the embedding has {rows} rows")));
+            }
+        }
         let config = LlamaConfig {
             layers: get("block_count")?,
             hidden,
@@ -194,6 +231,11 @@ pub(crate) mod test_models {
     /// The GGUF file of `tiny_config()` with random F32 weights and a tokenizer of `tokens`
     /// single-letter tokens.
     pub fn tiny_gguf(tokens: usize) -> Vec<u8> {
+        tiny_gguf_with(tokens, vec![])
+    }
+
+    /// [`tiny_gguf`] with more metadata.
+    pub fn tiny_gguf_with(tokens: usize, extra: Vec<(String, MetaValue)>) -> Vec<u8> {
         let c = tiny_config();
         let ckpt = random_checkpoint(&c, 1);
         let u32v = |v: usize| MetaValue::U32(v as u32);
@@ -210,7 +252,10 @@ pub(crate) mod test_models {
             ("tokenizer.ggml.model".into(), MetaValue::String("gpt2".into())),
             ("tokenizer.ggml.tokens".into(), strings((0..tokens).map(|i| format!("t{i}")).collect())),
             ("tokenizer.ggml.merges".into(), strings(vec!["t 0".into()])),
-        ];
+        ]
+        .into_iter()
+        .chain(extra)
+        .collect::<Vec<_>>();
         let tensors = ckpt
             .graph
             .weights
@@ -244,6 +289,34 @@ pub(crate) mod test_models {
             held_out: "none".into(),
         };
         Program::assemble(&ckpt.graph, &lowered, &arch, "tiny (random)".into(), settings)
+    }
+
+    #[test]
+    fn gguf_keys_that_change_the_computation_are_honoured_or_refused() {
+        let open = |extra: Vec<(&str, MetaValue)>| {
+            let extra = extra.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            Checkpoint::from_gguf(&GgufFile::parse(tiny_gguf_with(10, extra), "k.gguf").unwrap())
+        };
+        // What the graph does anyway is accepted.
+        open(vec![
+            ("llama.rope.scaling.type", MetaValue::String("none".into())),
+            ("llama.attention.key_length", MetaValue::U32(2)),
+            ("llama.vocab_size", MetaValue::U32(10)),
+            ("tokenizer.ggml.add_bos_token", MetaValue::Bool(false)),
+        ])
+        .unwrap();
+        let cases: Vec<(Vec<(&str, MetaValue)>, &str)> = vec![
+            (vec![("llama.rope.scaling.type", MetaValue::String("yarn".into()))], "RoPE scaling"),
+            (vec![("llama.rope.freq_scale", MetaValue::F32(0.25))], "freq_scale"),
+            (vec![("llama.attention.value_length", MetaValue::U32(4))], "value_length"),
+            (vec![("llama.expert_count", MetaValue::U32(8))], "experts"),
+            (vec![("tokenizer.ggml.add_bos_token", MetaValue::Bool(true))], "add_bos_token"),
+            (vec![("llama.vocab_size", MetaValue::U32(12))], "llama.vocab_size is 12"),
+        ];
+        for (extra, want) in cases {
+            let e = open(extra).unwrap_err().to_string();
+            assert!(e.contains(want) && e.contains("k.gguf"), "{want}: {e}");
+        }
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The CPU spMspV kernel against dense f32 GEMV (faer) on the Celty shapes at 30/50/70 % dual
+//! The CPU spMspV kernel against dense f32 GEMV (faer) and dense FP16 GEMV (like for like) on the Celty shapes at 30/50/70 % dual
 //! sparsity, on 1 and 2 threads. Synthetic Gaussian workloads (see `lacuna_compiler::workload`).
 //!
 //! `LACUNA_BENCH_SHAPES=4096x4096,4096x11008` limits the shapes (default: all six);
@@ -6,7 +6,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use lacuna_compiler::workload::{Shape, SyntheticWorkload, PAPER_SHAPES};
-use lacuna_golden::dense::FaerGemv;
+use lacuna_golden::dense::{DenseF16Gemv, FaerGemv};
 use lacuna_golden::CpuKernel;
 use lacuna_spec::ActivationFilter;
 use std::time::Duration;
@@ -29,6 +29,7 @@ fn bench(c: &mut Criterion) {
             let w = SyntheticWorkload::at_sparsity(shape, 1, &pair, f, f);
             let m = lacuna_compiler::encode_parallel(&w.weights, Some(CpuKernel::PANEL_ROWS)).unwrap();
             let faer = FaerGemv::new(&w.weights);
+            let dense16 = DenseF16Gemv::new(&w.weights);
             let xf: Vec<f32> = w.activations.as_slice().iter().map(|v| v.to_f32()).collect();
             let mut g = c.benchmark_group(format!("spmspv/{shape}/{level}x{level}"));
             g.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
@@ -39,6 +40,9 @@ fn bench(c: &mut Criterion) {
                 });
                 g.bench_function(BenchmarkId::new("dense_f32_faer", format!("{t}t")), |b| {
                     pool.install(|| b.iter(|| faer.run(&xf, t)))
+                });
+                g.bench_function(BenchmarkId::new("dense_f16", format!("{t}t")), |b| {
+                    pool.install(|| b.iter(|| dense16.run(&xf, t)))
                 });
             }
             g.finish();

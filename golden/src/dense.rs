@@ -8,6 +8,11 @@
 //!   faer was chosen because its GEMV path is SIMD-vectorised and multi-threaded and is
 //!   maintained; `matrixmultiply` packs the whole matrix on every call, which is right for GEMM
 //!   but makes a GEMV slower than a plain loop, so it would be a weak baseline.
+//! - [`DenseF16Gemv`]: the like-for-like baseline of the sparse kernel: the same FP16 weights
+//!   (half the bytes of f32), widened to f32 in registers a block at a time (F16C where the CPU
+//!   has it, through `half`'s slice conversion), f32 products and sums, rows split over the same
+//!   threads. A sparse kernel that reads FP16 must beat this, not only an f32 GEMV that moves
+//!   twice the bytes.
 
 use half::f16;
 use lacuna_spec::{ActivationFilter, DenseMatrix};
@@ -57,9 +62,86 @@ impl FaerGemv {
     }
 }
 
+/// Dense FP16 weights, row-major, for the dense FP16 GEMV baseline.
+pub struct DenseF16Gemv {
+    rows: usize,
+    cols: usize,
+    w: Vec<f16>,
+}
+
+/// Weights widened per block: small enough to stay in L1 beside a block of x.
+const F16_BLOCK: usize = 256;
+
+impl DenseF16Gemv {
+    /// Copies W (outside any timed region).
+    pub fn new(w: &DenseMatrix) -> Self {
+        DenseF16Gemv { rows: w.rows(), cols: w.cols(), w: w.data().to_vec() }
+    }
+
+    /// `y = W x` on the calling thread pool (`threads` 1: sequential), all K columns.
+    pub fn run(&self, x: &[f32], threads: usize) -> Vec<f32> {
+        use rayon::prelude::*;
+        assert_eq!(x.len(), self.cols, "x has K entries");
+        let mut y = vec![0.0f32; self.rows];
+        let row = |(r, out): (usize, &mut f32)| *out = dot_f16(&self.w[r * self.cols..(r + 1) * self.cols], x);
+        if threads <= 1 {
+            y.iter_mut().enumerate().for_each(row);
+        } else {
+            // Blocks of rows: one task per 64 rows keeps the scheduling cost far below the work.
+            y.par_chunks_mut(64).enumerate().for_each(|(b, chunk)| {
+                chunk.iter_mut().enumerate().for_each(|(i, out)| row((b * 64 + i, out)))
+            });
+        }
+        y
+    }
+}
+
+/// One row: FP16 weights widened a block at a time, eight f32 partial sums (vectorisable), then
+/// their sum.
+fn dot_f16(w: &[f16], x: &[f32]) -> f32 {
+    use half::slice::HalfFloatSliceExt;
+    let mut wide = [0.0f32; F16_BLOCK];
+    let mut acc = [0.0f32; 8];
+    let mut tail = 0.0f32;
+    for (wb, xb) in w.chunks(F16_BLOCK).zip(x.chunks(F16_BLOCK)) {
+        let wide = &mut wide[..wb.len()];
+        wb.convert_to_f32_slice(wide);
+        let (w8, x8) = (wide.chunks_exact(8), xb.chunks_exact(8));
+        let (wr, xr) = (w8.remainder(), x8.remainder());
+        for (a, b) in w8.zip(x8) {
+            for i in 0..8 {
+                acc[i] += a[i] * b[i];
+            }
+        }
+        tail += wr.iter().zip(xr).map(|(a, b)| a * b).sum::<f32>();
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_dense_fp16_baseline_agrees_with_f64_within_the_fp32_bound() {
+        // 37 x 1000 (a block boundary inside the row and a remainder), real-valued weights.
+        let (rows, cols) = (37, 1000);
+        let data: Vec<f16> = (0..rows * cols).map(|i| f16::from_f32(((i * 7919) % 2001) as f32 / 1000.0 - 1.0)).collect();
+        let w = DenseMatrix::new(rows, cols, data).unwrap();
+        let x16: Vec<f16> = (0..cols).map(|k| f16::from_f32(((k * 31) % 17) as f32 / 8.0 - 1.0)).collect();
+        let x: Vec<f32> = x16.iter().map(|v| v.to_f32()).collect();
+        let exact = gemv_f64(&w, &x16, ActivationFilter::NONZERO);
+        let g = DenseF16Gemv::new(&w);
+        for threads in [1, 2] {
+            let y = g.run(&x, threads);
+            for (r, (&got, &want)) in y.iter().zip(&exact).enumerate() {
+                let abs: f64 = w.row(r).iter().zip(&x).map(|(a, b)| (a.to_f64() * *b as f64).abs()).sum();
+                // Each sum of n terms in f32 is within gamma_n * sum |terms| of the exact value.
+                let gamma = cols as f64 * 2f64.powi(-24) / (1.0 - cols as f64 * 2f64.powi(-24));
+                assert!((got as f64 - want).abs() <= gamma * abs, "row {r}: {got} vs {want}");
+            }
+        }
+    }
 
     #[test]
     fn the_dense_references_agree_on_a_worked_example() {

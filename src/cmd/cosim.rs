@@ -12,7 +12,7 @@
 use crate::table::Table;
 use anyhow::Result;
 use lacuna_spec::Arch;
-use lacuna_testbench::cosim::{check_case, named_cases, write_waveform, Case, CaseReport, Divergence, RtlEngine};
+use lacuna_testbench::cosim::{check_case, named_cases, write_waveform, Case, Divergence, RtlEngine};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -81,70 +81,80 @@ struct Failure {
     vcd: Option<String>,
 }
 
+/// The most random jobs one run may ask for (they stream: memory does not grow with them).
+pub const MAX_JOBS: u64 = 100_000_000;
+
 pub fn run(a: Args) -> Result<ExitCode> {
+    if a.jobs > MAX_JOBS {
+        anyhow::bail!("--jobs must be at most {MAX_JOBS}, got {}", a.jobs);
+    }
     let arch = Arch::load(&a.arch)?;
     let rtl = RtlEngine { max_cycles: 5_000_000 };
-    let mut cases: Vec<Case> = (0..a.jobs).map(|i| Case::random(&arch, a.seed + i)).collect();
     let named = if a.no_cases { vec![] } else { named_cases(&arch)? };
     let named_count = named.len();
-    cases.extend(named);
+    let total = a.jobs + named_count as u64;
+    // Cases are made one at a time and only counts are kept (a soak runs 10^5 of them).
+    let cases = (0..a.jobs).map(|i| Case::random(&arch, a.seed.wrapping_add(i))).chain(named);
 
     let bar = if a.json {
         indicatif::ProgressBar::hidden()
     } else {
-        let b = indicatif::ProgressBar::new(cases.len() as u64);
+        let b = indicatif::ProgressBar::new(total);
         b.set_style(
             indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} jobs {elapsed} {msg}")
                 .expect("a valid template"),
         );
         b
     };
-    let mut reports: Vec<CaseReport> = Vec::new();
-    for case in &cases {
+    let mut report = Report {
+        arch: arch.name.clone(),
+        arch_hash: arch.hash().to_string(),
+        provenance: "random jobs: synthetic seeded matrices and activations, small exact values on even seeds and Gaussian FP16 (real-valued) on odd seeds (lacuna_testbench::case::Case::random); named cases: hand-written data files",
+        jobs: 0,
+        random_jobs: a.jobs,
+        named_cases: named_count,
+        passed: 0,
+        mismatches: 0,
+        cycle_mismatches: 0,
+        divergences: 0,
+        golden_mismatches: 0,
+        dense_violations: 0,
+        max_dense_bound_fraction: 0.0,
+        faulted: 0,
+        errors: 0,
+        cycles: 0,
+        first_failure: None,
+    };
+    for case in cases {
         bar.set_message(case.name.clone());
-        let rep = check_case(&arch, case, &rtl);
+        let rep = check_case(&arch, &case, &rtl);
         if let Some(e) = rep.error.as_deref().filter(|e| e.contains("no RTL block")) {
             bar.finish_and_clear();
             anyhow::bail!("{e} (the RTL is built for the presets and testbench/archs/)");
         }
-        reports.push(rep);
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-
-    let failed = reports.iter().position(|r| !r.passed());
-    let first_failure = match failed {
-        None => None,
-        Some(i) => {
-            let (case, rep) = (&cases[i], &reports[i]);
-            let vcd = write_waveform(&arch, case, &a.vcd).ok();
-            Some(Failure {
+        report.jobs += 1;
+        report.passed += rep.passed() as usize;
+        report.mismatches += rep.y_mismatch as usize;
+        report.cycle_mismatches += rep.cycle_mismatch as usize;
+        report.divergences += rep.divergence.is_some() as usize;
+        report.golden_mismatches += rep.golden_mismatch as usize;
+        report.dense_violations += rep.dense_violations;
+        report.max_dense_bound_fraction = report.max_dense_bound_fraction.max(rep.dense_bound_fraction);
+        report.faulted += rep.faulted as usize;
+        report.errors += rep.error.is_some() as usize;
+        report.cycles += rep.cycles.unwrap_or(0);
+        if !rep.passed() && report.first_failure.is_none() {
+            let vcd = write_waveform(&arch, &case, &a.vcd).ok();
+            report.first_failure = Some(Failure {
                 case: case.name.clone(),
                 divergence: rep.divergence.clone(),
                 error: rep.error.clone(),
                 vcd: vcd.map(|p| p.display().to_string()),
-            })
+            });
         }
-    };
-    let report = Report {
-        arch: arch.name.clone(),
-        arch_hash: arch.hash().to_string(),
-        provenance: "random jobs: synthetic seeded matrices and activations (lacuna_testbench::cosim::Case::random); named cases: hand-written data files",
-        jobs: reports.len(),
-        random_jobs: a.jobs,
-        named_cases: named_count,
-        passed: reports.iter().filter(|r| r.passed()).count(),
-        mismatches: reports.iter().filter(|r| r.y_mismatch).count(),
-        cycle_mismatches: reports.iter().filter(|r| r.cycle_mismatch).count(),
-        divergences: reports.iter().filter(|r| r.divergence.is_some()).count(),
-        golden_mismatches: reports.iter().filter(|r| r.golden_mismatch).count(),
-        dense_violations: reports.iter().map(|r| r.dense_violations).sum(),
-        max_dense_bound_fraction: reports.iter().map(|r| r.dense_bound_fraction).fold(0.0, f64::max),
-        faulted: reports.iter().filter(|r| r.faulted).count(),
-        errors: reports.iter().filter(|r| r.error.is_some()).count(),
-        cycles: reports.iter().filter_map(|r| r.cycles).sum(),
-        first_failure,
-    };
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

@@ -10,7 +10,7 @@
 use crate::table::Table;
 use anyhow::{bail, Result};
 use lacuna_compiler::workload::{Shape, SyntheticWorkload, PAPER_SHAPES, PROVENANCE};
-use lacuna_golden::dense::FaerGemv;
+use lacuna_golden::dense::{DenseF16Gemv, FaerGemv};
 use lacuna_golden::{check_against_dense, column_order, CpuKernel};
 use lacuna_spec::ActivationFilter;
 use serde::Serialize;
@@ -74,35 +74,37 @@ struct Run {
     bytes_loaded: u64,
     byte_ratio: f64,
     dense_f32_ms: f64,
+    /// The like-for-like baseline: dense FP16 weights widened in registers, same threads.
+    dense_f16_ms: f64,
     sparse_ms: f64,
     speedup_vs_dense_f32: f64,
+    speedup_vs_dense_f16: f64,
     bit_exact_with_golden: bool,
     bound_max_fraction: f64,
     bound_violations: usize,
     provenance: &'static str,
 }
 
-/// Times `a` and `b` alternately (a, b, a, b, ...) so that drift in the machine's load hits both
-/// alike, and returns the median milliseconds of each.
-fn median_ms_interleaved(reps: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
-    let time = |f: &mut dyn FnMut()| {
-        let s = Instant::now();
-        f();
-        s.elapsed().as_secs_f64() * 1e3
-    };
-    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+/// Times the kernels in turn (a, b, c, a, b, c, ...) so that drift in the machine's load hits
+/// all alike, and returns the median milliseconds of each.
+fn median_ms_interleaved(reps: usize, kernels: &mut [&mut dyn FnMut()]) -> Vec<f64> {
     // One untimed run of each first: page faults and cache warm-up are not the kernels' cost.
-    a();
-    b();
+    kernels.iter_mut().for_each(|k| k());
+    let mut times = vec![Vec::new(); kernels.len()];
     for _ in 0..reps.max(1) {
-        ta.push(time(&mut a));
-        tb.push(time(&mut b));
+        for (k, t) in kernels.iter_mut().zip(&mut times) {
+            let s = Instant::now();
+            k();
+            t.push(s.elapsed().as_secs_f64() * 1e3);
+        }
     }
-    let median = |mut t: Vec<f64>| {
-        t.sort_by(f64::total_cmp);
-        t[t.len() / 2]
-    };
-    (median(ta), median(tb))
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort_by(f64::total_cmp);
+            t[t.len() / 2]
+        })
+        .collect()
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -178,19 +180,24 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 continue; // the GPU rows carry their own checks
             }
             let faer = FaerGemv::new(&w.weights);
+            let dense16 = DenseF16Gemv::new(&w.weights);
             let xf: Vec<f32> = x.as_slice().iter().map(|v| v.to_f32()).collect();
             for (t, pool) in &pools {
                 let mut y = Vec::new();
-                let (sparse_ms, dense_ms) = pool.install(|| {
+                let ms = pool.install(|| {
                     median_ms_interleaved(
                         a.reps,
-                        || y = CpuKernel::run(&m, x, filter).expect("the shape was checked by the golden run"),
-                        || drop(std::hint::black_box(faer.run(&xf, *t))),
+                        &mut [
+                            &mut || y = CpuKernel::run(&m, x, filter).expect("the shape was checked by the golden run"),
+                            &mut || drop(std::hint::black_box(faer.run(&xf, *t))),
+                            &mut || drop(std::hint::black_box(dense16.run(&xf, *t))),
+                        ],
                     )
                 });
+                let (sparse_ms, dense_ms, dense16_ms) = (ms[0], ms[1], ms[2]);
                 let bit_exact = y.iter().zip(&golden).all(|(p, q)| p.to_bits() == q.to_bits());
                 eprintln!(
-                    "  {level:>4}% x {level}%, {t} thread(s): sparse {sparse_ms:.2} ms, dense f32 {dense_ms:.2} ms, {}",
+                    "  {level:>4}% x {level}%, {t} thread(s): sparse {sparse_ms:.2} ms, dense f32 {dense_ms:.2} ms, dense FP16 {dense16_ms:.2} ms, {}",
                     if bit_exact { "bit-exact" } else { "MISMATCH" }
                 );
                 runs.push(Run {
@@ -207,8 +214,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     bytes_loaded: job.total(),
                     byte_ratio: stats.dense_fp16_bytes as f64 / job.total() as f64,
                     dense_f32_ms: dense_ms,
+                    dense_f16_ms: dense16_ms,
                     sparse_ms,
                     speedup_vs_dense_f32: dense_ms / sparse_ms,
+                    speedup_vs_dense_f16: dense16_ms / sparse_ms,
                     bit_exact_with_golden: bit_exact,
                     bound_max_fraction: bound.max_bound_fraction,
                     bound_violations: bound.violations,
@@ -228,7 +237,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
     } else if run_cpu {
         println!("spMspV on the Celty shapes: {PROVENANCE}; seed {}", a.seed);
-        println!("sparse = lacuna CPU kernel over RLC-CSC (panels of {} rows); dense = faer f32 GEMV; same threads, median of {} interleaved runs", CpuKernel::PANEL_ROWS, a.reps);
+        println!("sparse = lacuna CPU kernel over RLC-CSC (panels of {} rows); dense: faer f32 GEMV and lacuna's FP16 GEMV (the same FP16 weights widened in registers); same threads, median of {} interleaved runs", CpuKernel::PANEL_ROWS, a.reps);
         let mut t = Table::new(&[
             "shape",
             "W/A %",
@@ -238,9 +247,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
             "loaded MB",
             "byte ratio",
             "thr",
-            "dense ms",
+            "f32 ms",
+            "FP16 ms",
             "sparse ms",
-            "speedup",
+            "vs f32",
+            "vs FP16",
             "golden",
             "bound",
         ]);
@@ -255,8 +266,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 format!("{:.2}x", r.byte_ratio),
                 r.threads.to_string(),
                 format!("{:.2}", r.dense_f32_ms),
+                format!("{:.2}", r.dense_f16_ms),
                 format!("{:.2}", r.sparse_ms),
                 format!("{:.2}x", r.speedup_vs_dense_f32),
+                format!("{:.2}x", r.speedup_vs_dense_f16),
                 if r.bit_exact_with_golden { "bit-exact".into() } else { "MISMATCH".into() },
                 format!("{:.2}", r.bound_max_fraction),
             ]);
