@@ -8,7 +8,8 @@
 #    Half the random jobs are real-valued (Gaussian FP16). Counts: SOAK_TINY_JOBS, SOAK_EDGE_JOBS.
 # 2. Every fuzz target for SOAK_FUZZ_RUNS executions (cargo-fuzz; a nightly toolchain, or
 #    RUSTC_BOOTSTRAP=1 on a stable one), each from its seeds and a corpus kept in fuzz/corpus/.
-#    SOAK_FUZZ_TARGETS picks targets (default: all); SOAK_FUZZ_RUNS=0 skips the fuzzing.
+#    SOAK_FUZZ_TARGETS picks targets (default: all); SOAK_FUZZ_RUNS=0 skips the fuzzing;
+#    SOAK_FUZZ_SECONDS=S runs each target S seconds instead of a number of executions.
 #
 # Writes OUT/soak.json (one object per part: what ran, for how long, what failed) and the raw
 # outputs beside it; exits non-zero on the first failure (the cosim report names the job and
@@ -20,7 +21,8 @@ OUT="${1:-soak-out}"
 TINY_JOBS="${SOAK_TINY_JOBS:-100000}"
 EDGE_JOBS="${SOAK_EDGE_JOBS:-1000}"
 FUZZ_RUNS="${SOAK_FUZZ_RUNS:-10000000}"
-TARGETS="${SOAK_FUZZ_TARGETS:-rlc_reader arch_toml weight_files gguf hf_json shard_index trace program}"
+FUZZ_SECONDS="${SOAK_FUZZ_SECONDS:-}"
+TARGETS="${SOAK_FUZZ_TARGETS:-rlc_reader arch_toml weight_files gguf hf_json shard_index trace program merge}"
 SEED="${SOAK_SEED:-$(( $(date +%s) * 1000 ))}"
 mkdir -p "$OUT"
 log() { printf '\n== %s (%s)\n' "$*" "$(date +%T)"; }
@@ -49,15 +51,17 @@ if [ "$FUZZ_RUNS" -gt 0 ]; then
     log "installing cargo-fuzz"
     cargo install --locked cargo-fuzz
   fi
+  limit=(-runs="$FUZZ_RUNS")
+  [ -n "$FUZZ_SECONDS" ] && limit=(-max_total_time="$FUZZ_SECONDS")
   for t in $TARGETS; do
-    log "fuzz $t: $FUZZ_RUNS runs"
+    log "fuzz $t: ${limit[*]}"
     mkdir -p "fuzz/corpus/$t"
     seeds=()
     [ -d "fuzz/seeds/$t" ] && seeds=("fuzz/seeds/$t")
     start=$(date +%s)
     # -rss_limit_mb: a reader that allocates beyond what its input warrants fails the soak.
     if ! (cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run "$t" "corpus/$t" "${seeds[@]/#fuzz\//}" -- \
-        -runs="$FUZZ_RUNS" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1) >"$OUT/fuzz-$t.log" 2>&1; then
+        "${limit[@]}" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1) >"$OUT/fuzz-$t.log" 2>&1; then
       echo "soak: fuzz target $t failed; see $OUT/fuzz-$t.log and fuzz/artifacts/$t/" >&2
       exit 1
     fi

@@ -10,12 +10,9 @@ cd "$(dirname "$0")/.."
 
 log() { printf '\n== %s (%s)\n' "$*" "$(date +%T)"; }
 
-# LACUNA_BLESS=1 rewrites the golden files instead of checking them: a test run with it set
-# would pass whatever the code does.
-if [ -n "${LACUNA_BLESS+set}" ]; then
-  echo "error: LACUNA_BLESS is set; unset it to test (bless one test at a time: see traces/README.md)" >&2
-  exit 2
-fi
+# Never with LACUNA_BLESS set (it would rewrite the golden files instead of checking them).
+# shellcheck source=lib/refuse-bless.sh
+. scripts/lib/refuse-bless.sh
 
 # Rust: the one toolchain of the machine; rustup only if cargo is missing entirely.
 if ! command -v cargo >/dev/null 2>&1; then

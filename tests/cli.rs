@@ -123,7 +123,8 @@ fn spmspv_runs_a_small_workload_bit_exactly_and_labels_it_synthetic() {
 
 #[test]
 fn spmspv_on_the_gpu_gives_three_checked_rows_or_without_a_gpu_one_error_line() {
-    let o = lacuna(&["spmspv", "--engine", "gpu", "--shape", "256x300", "--sparsity", "70", "--gpu-reps", "3", "--json"]);
+    let o =
+        lacuna(&["spmspv", "--engine", "gpu", "--shape", "256x300", "--sparsity", "70", "--gpu-reps", "3", "--json"]);
     if !o.status.success() && stderr(&o).contains("no CUDA driver found") {
         assert_clean_error(&o, "error: no CUDA driver found (");
         return;

@@ -110,8 +110,23 @@ fn merge_refuses_a_claimed_total_it_cannot_have_and_points_that_disagree() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
     let o = lacuna(&[
-        "sweep", "--arch", "tiny", "--lanes", "4,8", "--entries-per-lane", "2", "--write-ports", "1",
-        "--bytes-per-cycle", "16", "--shape", "32x16", "--sparsity", "50", "-o", &p("all.jsonl"),
+        "sweep",
+        "--arch",
+        "tiny",
+        "--lanes",
+        "4,8",
+        "--entries-per-lane",
+        "2",
+        "--write-ports",
+        "1",
+        "--bytes-per-cycle",
+        "16",
+        "--shape",
+        "32x16",
+        "--sparsity",
+        "50",
+        "-o",
+        &p("all.jsonl"),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(p("all.jsonl")).unwrap();
@@ -135,16 +150,27 @@ fn merge_refuses_a_claimed_total_it_cannot_have_and_points_that_disagree() {
 
 #[test]
 fn the_test_command_refuses_to_run_while_blessing_is_asked_for() {
-    // Once: any value of LACUNA_BLESS, `0` included, rewrote the golden files.
-    for value in ["1", "0"] {
-        let o = Command::new("bash")
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/test.sh"))
-            .env("LACUNA_BLESS", value)
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    // Once: any value of LACUNA_BLESS, `0` included, rewrote the golden files. The guard is
+    // tested on its own (running the whole test command here would, if the guard regressed, run
+    // the suite recursively with blessing on); the test command must source it first.
+    let root = env!("CARGO_MANIFEST_DIR");
+    let guard = |bless: Option<&str>| {
+        let mut c = Command::new("bash");
+        c.current_dir(root).args(["-c", ". scripts/lib/refuse-bless.sh && echo unguarded"]).env_remove("LACUNA_BLESS");
+        if let Some(v) = bless {
+            c.env("LACUNA_BLESS", v);
+        }
+        c.output().unwrap()
+    };
+    for value in ["1", "0", ""] {
+        let o = guard(Some(value));
+        assert_eq!(o.status.code(), Some(2), "LACUNA_BLESS={value:?}: {}", String::from_utf8_lossy(&o.stdout));
         assert!(String::from_utf8_lossy(&o.stderr).contains("LACUNA_BLESS is set"));
     }
+    assert_eq!(String::from_utf8_lossy(&guard(None).stdout).trim(), "unguarded");
+    let script = std::fs::read_to_string(format!("{root}/scripts/test.sh")).unwrap();
+    let sourced = script.find(". scripts/lib/refuse-bless.sh").expect("test.sh sources the guard");
+    assert!(sourced < script.find("cargo ").unwrap(), "the guard comes before any cargo command");
 }
 
 #[test]
@@ -178,5 +204,8 @@ fn forward_writes_the_logits_of_every_position_and_refuses_bad_ids() {
     assert!(o.status.success(), "{}", stderr(&o));
     let table = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(table.trim_end().lines().last().unwrap().contains("Paris"), "{table}");
-    assert_clean_error(&lacuna(&["forward", "smollm2-135m", "--ids", "1,99999999", "--out", out_s]), "outside the vocabulary");
+    assert_clean_error(
+        &lacuna(&["forward", "smollm2-135m", "--ids", "1,99999999", "--out", out_s]),
+        "outside the vocabulary",
+    );
 }

@@ -10,8 +10,8 @@
 //! not a re-rounding.
 
 use crate::gguf::{GgufError, GgufFile};
-use crate::hf;
 use crate::graph::{Graph, LlamaConfig, WeightId};
+use crate::hf;
 use crate::tokenizer::Tokenizer;
 use std::path::Path;
 
@@ -69,27 +69,46 @@ pub struct Checkpoint {
 /// they say what the graph already does (no RoPE scaling, key and value heads of the head size,
 /// no BOS or space prefix added to the text), refused otherwise, never ignored.
 fn refuse_unsupported_keys(file: &GgufFile, head_dim: usize) -> Result<(), GgufError> {
+    use crate::gguf::MetaValue;
     let refuse = |message: String| Err(GgufError::Missing { path: file.path.clone(), message });
-    let meta = |key: &str| file.metadata.get(key);
-    if let Some(t) = meta("llama.rope.scaling.type").and_then(|v| v.as_str()).filter(|t| *t != "none") {
-        let factor = meta("llama.rope.scaling.factor").and_then(|v| v.as_f64()).unwrap_or(1.0);
+    // A key of an unexpected type is refused, not read as absent.
+    let typed = |key: &str, want: &str, ok: fn(&MetaValue) -> bool| -> Result<Option<&MetaValue>, GgufError> {
+        match file.metadata.get(key) {
+            Some(v) if !ok(v) => {
+                Err(GgufError::Missing { path: file.path.clone(), message: format!("{key} is {v:?}, not {want}") })
+            }
+            v => Ok(v),
+        }
+    };
+    let number = |key: &str| -> Result<Option<f64>, GgufError> {
+        Ok(typed(key, "a number", |v| v.as_f64().or(v.as_u64().map(|n| n as f64)).is_some())?
+            .and_then(|v| v.as_f64().or(v.as_u64().map(|n| n as f64))))
+    };
+    let scaling = typed("llama.rope.scaling.type", "a string", |v| v.as_str().is_some())?.and_then(|v| v.as_str());
+    if let Some(t) = scaling.filter(|t| *t != "none") {
+        let factor = number("llama.rope.scaling.factor")?.unwrap_or(1.0);
         if !(t == "linear" && factor == 1.0) {
             return refuse(format!("RoPE scaling {t:?} (factor {factor}) is not supported"));
         }
     }
-    if let Some(s) = meta("llama.rope.freq_scale").and_then(|v| v.as_f64()).filter(|&s| s != 1.0) {
+    if let Some(s) = number("llama.rope.freq_scale")?.filter(|&s| s != 1.0) {
         return refuse(format!("llama.rope.freq_scale {s} is not supported (plain RoPE only)"));
     }
-    for key in ["llama.attention.key_length", "llama.attention.value_length"] {
-        if let Some(n) = meta(key).and_then(|v| v.as_u64()).filter(|&n| n as usize != head_dim) {
-            return refuse(format!("{key} {n} differs from the head size {head_dim} (not supported)"));
+    for key in ["llama.attention.key_length", "llama.attention.value_length", "llama.expert_count"] {
+        let n = typed(key, "an unsigned integer", |v| v.as_u64().is_some())?.and_then(|v| v.as_u64());
+        match (key, n) {
+            ("llama.expert_count", Some(n)) if n > 0 => {
+                return refuse(format!("a mixture of {n} experts (llama.expert_count) is not supported by this reader"))
+            }
+            ("llama.expert_count", _) | (_, None) => {}
+            (_, Some(n)) if n as usize != head_dim => {
+                return refuse(format!("{key} {n} differs from the head size {head_dim} (not supported)"))
+            }
+            _ => {}
         }
     }
-    if let Some(n) = meta("llama.expert_count").and_then(|v| v.as_u64()).filter(|&n| n > 0) {
-        return refuse(format!("a mixture of {n} experts (llama.expert_count) is not supported by this reader"));
-    }
     for key in ["tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_space_prefix"] {
-        if matches!(meta(key), Some(crate::gguf::MetaValue::Bool(true))) {
+        if let Some(MetaValue::Bool(true)) = typed(key, "a bool", |v| matches!(v, MetaValue::Bool(_)))? {
             return refuse(format!("{key} is true: the tokenizer here adds nothing to the text (not supported)"));
         }
     }
@@ -312,6 +331,17 @@ pub(crate) mod test_models {
             (vec![("llama.expert_count", MetaValue::U32(8))], "experts"),
             (vec![("tokenizer.ggml.add_bos_token", MetaValue::Bool(true))], "add_bos_token"),
             (vec![("llama.vocab_size", MetaValue::U32(12))], "llama.vocab_size is 12"),
+            // A key of another type than expected is refused, not read as absent.
+            (vec![("llama.rope.freq_scale", MetaValue::U32(4))], "freq_scale 4"),
+            (vec![("llama.rope.scaling.type", MetaValue::U32(1))], "not a string"),
+            (
+                vec![
+                    ("llama.rope.scaling.type", MetaValue::String("linear".into())),
+                    ("llama.rope.scaling.factor", MetaValue::U32(4)),
+                ],
+                "factor 4",
+            ),
+            (vec![("tokenizer.ggml.add_bos_token", MetaValue::U8(1))], "not a bool"),
         ];
         for (extra, want) in cases {
             let e = open(extra).unwrap_err().to_string();

@@ -67,7 +67,8 @@ fn the_committed_fuzz_seeds_are_accepted_by_their_readers() {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, bytes).unwrap();
         }
-        let committed = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (LACUNA_BLESS=1 writes it)", path.display()));
+        let committed =
+            std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (LACUNA_BLESS=1 writes it)", path.display()));
         assert!(committed.len() < 64 * 1024, "{}: a seed stays small", path.display());
         match *target {
             "trace" => drop(read_trace(&committed).unwrap()),

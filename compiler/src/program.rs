@@ -241,11 +241,8 @@ impl Program {
         let invalid =
             |path: &Path, message: String| ProgramError::Invalid { path: path.display().to_string(), message };
         let text = std::fs::read(&manifest).map_err(io(&manifest))?;
-        let img_path = dir.join("image.bin");
-        let image = std::fs::read(&img_path).map_err(io(&img_path))?;
-        check_sums(dir, &[("program.json", &text), ("image.bin", &image)])?;
         // The format and version first, so an old or foreign file gets that message rather
-        // than a missing-field one.
+        // than a missing-checksum or missing-field one; then the checksums, then the fields.
         let probe: serde_json::Value =
             serde_json::from_slice(&text).map_err(|e| invalid(&manifest, format!("not JSON: {e}")))?;
         if probe.get("format").and_then(|v| v.as_str()) != Some(FORMAT) {
@@ -260,6 +257,9 @@ impl Program {
                 ))
             }
         }
+        let img_path = dir.join("image.bin");
+        let image = std::fs::read(&img_path).map_err(io(&img_path))?;
+        check_sums(dir, &[("program.json", &text), ("image.bin", &image)])?;
         let program: Program = serde_json::from_value(probe).map_err(|e| invalid(&manifest, e.to_string()))?;
         program.load(image, &manifest, &img_path)
     }
@@ -293,7 +293,8 @@ impl Program {
                 .and_then(|end| image.get(l.offset as usize..end))
                 .ok_or_else(|| invalid(img_path, format!("layer {} lies outside the image", l.name)))?;
             let m = read_rlc(bytes).map_err(|e| invalid(img_path, format!("layer {}: {e}", l.name)))?;
-            crate::program_check::check_matrix(l, &m).map_err(|m| invalid(img_path, format!("layer {}: {m}", l.name)))?;
+            crate::program_check::check_matrix(l, &m)
+                .map_err(|m| invalid(img_path, format!("layer {}: {m}", l.name)))?;
             matrices.push(m);
         }
         Ok(LoadedProgram { program, arch, matrices })

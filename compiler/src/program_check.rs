@@ -53,11 +53,18 @@ pub fn check_manifest(p: &Program, arch: &Arch) -> Result<(), String> {
             return Err(at(format!("{} x {}, the graph's weight is {} x {}", l.rows, l.cols, w.rows, w.cols)));
         }
         if l.panel_rows == 0 || l.panel_rows > arch.tile_rows() {
-            return Err(at(format!("{} rows per panel; the arch's tile holds 1 to {}", l.panel_rows, arch.tile_rows())));
+            return Err(at(format!(
+                "{} rows per panel; the arch's tile holds 1 to {}",
+                l.panel_rows,
+                arch.tile_rows()
+            )));
         }
         let panels = l.rows.div_ceil(l.panel_rows);
         if l.panels != panels {
-            return Err(at(format!("{} panels, but {} rows in panels of {} make {panels}", l.panels, l.rows, l.panel_rows)));
+            return Err(at(format!(
+                "{} panels, but {} rows in panels of {} make {panels}",
+                l.panels, l.rows, l.panel_rows
+            )));
         }
         if l.panel_rows != balanced_panel_rows(l.rows as usize, arch.tile_rows()) {
             return Err(at(format!(
@@ -72,7 +79,10 @@ pub fn check_manifest(p: &Program, arch: &Arch) -> Result<(), String> {
         }
         let t = f16::from_bits(l.threshold_bits);
         if !t.is_finite() || t.is_sign_negative() {
-            return Err(at(format!("threshold {t} (bits {:#06x}) is not a finite non-negative FP16", l.threshold_bits)));
+            return Err(at(format!(
+                "threshold {t} (bits {:#06x}) is not a finite non-negative FP16",
+                l.threshold_bits
+            )));
         }
         if l.offset % LAYER_ALIGN != 0 || l.offset < end {
             return Err(at(format!(
@@ -192,7 +202,8 @@ mod tests {
 
     #[test]
     fn every_field_that_the_simulation_trusts_is_cross_checked() {
-        let attention = |p: &Program| p.placement.iter().position(|n| matches!(n.work, Work::Attention { .. })).unwrap();
+        let attention =
+            |p: &Program| p.placement.iter().position(|n| matches!(n.work, Work::Attention { .. })).unwrap();
         let elementwise =
             |p: &Program| p.placement.iter().position(|n| matches!(n.work, Work::Elementwise { .. })).unwrap();
         let cases: Vec<(Box<dyn Fn(&mut Program)>, &str)> = vec![
@@ -212,7 +223,7 @@ mod tests {
                 }),
                 "placement of node",
             ),
-            (Box::new(|p| p.graph.config.head_dim = 1 << 31), "config"),
+            (Box::new(|p| p.graph.config.head_dim = 1 << 31), "its graph's config: head size"),
             (Box::new(|p| p.graph.nodes[3].len += 1), "not the one its config builds"),
             (Box::new(|p| p.layers[2].panels += 1), "panels"),
             (Box::new(|p| p.layers[2].panel_rows = 1), "make 4"),
@@ -235,20 +246,35 @@ mod tests {
                 "aliased",
             ),
             (Box::new(|p| p.layers[0].kind = LinearKind::Down), "kind"),
-            (Box::new(|p| p.layers[0].input = NodeId(0)), "input"),
+            (Box::new(|p| p.layers[0].input = NodeId(0)), "input 0; the graph says"),
             (Box::new(|p| p.layers[0].threshold_bits = 0x7c00), "threshold"),
             (Box::new(|p| p.layers[0].threshold_bits = 0x8001), "threshold"),
             (Box::new(|p| p.layers[0].weight_zeros += 1), "zero weights"),
             (Box::new(|p| p.layers[0].entries += 1), "entries"),
             (Box::new(|p| p.settings.act_sparsity = 50.0), "act_sparsity"),
             (Box::new(|p| p.settings.prune_method = "random".into()), "prune_method"),
-            (Box::new(|p| p.image_bytes += 64), "bytes"),
+            (Box::new(|p| p.image_bytes += 64), "the manifest says"),
+            (Box::new(|p| p.layers[1].offset += 8), "not 64-byte aligned"),
+            (Box::new(|p| p.layers[0].rows += 1), "the graph's weight is"),
+            (Box::new(|p| p.layers[0].name = "blk.0.attn_k".into()), "duplicated, missing or reordered"),
+            (Box::new(|p| p.model_sha256 = Some("abc".into())), "model_sha256"),
         ];
         for (i, (spoil, want)) in cases.into_iter().enumerate() {
             let e = refused(spoil);
-            assert!(e.contains("program.json") || e.contains("image.bin"), "case {i}: the file is not named: {e}");
             assert!(e.contains(want), "case {i}: wanted {want:?} in {e}");
         }
+    }
+
+    #[test]
+    fn a_program_of_another_version_is_told_so_before_its_checksums() {
+        let (mut p, image) = tiny_program();
+        p.version = 1;
+        let dir = tempfile::tempdir().unwrap();
+        p.write(dir.path(), &image).unwrap();
+        // A version-1 directory has no checksum file: the version is what the user must hear.
+        std::fs::remove_file(dir.path().join("checksum.sha256")).unwrap();
+        let e = Program::read(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("program version Some(1) is not supported"), "{e}");
     }
 
     #[test]

@@ -189,7 +189,8 @@ pub fn read_trace(bytes: &[u8]) -> Result<Trace, TraceError> {
     }
     // Every step stores every input's mask, at least one byte each: the masks the header asks
     // for must be in the file before anything is allocated for them, so what the reader holds
-    // (at most 16 bytes of activations per mask byte) is bounded by the file's size.
+    // (per mask byte at most 16 bytes of activations and a share of one vector's header) is
+    // linear in the file's size.
     let at = 16 + hlen;
     let per_step = header.inputs.iter().map(|i| i.len.div_ceil(8) as u64).sum::<u64>();
     let masks = per_step.checked_mul(header.tokens.len() as u64);

@@ -131,8 +131,9 @@ fn compare(ckpt: &Checkpoint, path: &std::path::Path) -> Agreement {
 }
 
 /// candle with every weight dequantized to f32 (`CANDLE_DEQUANTIZE_ALL`) computes what our
-/// golden computes, in another summation order: logits within this bound (they are ~10-30; measured 1e-4).
-const F32_LOGIT_BOUND: f32 = 0.001;
+/// golden computes, in another summation order: logits within this bound (they are ~10-30;
+/// measured 1.2e-4). The docs state this same figure.
+const F32_LOGIT_BOUND: f32 = 2e-4;
 /// candle's quantized path (activations rounded to Q8_1 blocks before each product): the
 /// rounding moves logits by up to ~1.7 on these prompts, and may flip a near tie.
 const Q8_LOGIT_BOUND: f32 = 3.0;
@@ -156,7 +157,7 @@ fn the_golden_forward_agrees_with_candle_on_real_prompts() {
         [("candle f32 (weights dequantized)", &f32_mode), ("candle quantized (Q8_1 activations)", &q8_mode)]
     {
         eprintln!(
-            "{name}: top-1 agreement {}/{} positions, largest logit difference {:.4}",
+            "{name}: top-1 agreement {}/{} positions, largest logit difference {:.3e}",
             a.top1_agree, a.positions, a.largest_logit_difference
         );
     }

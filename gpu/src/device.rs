@@ -12,7 +12,9 @@ use crate::nvrtc::{self, FAST_KERNEL, FLUSH_KERNEL, GOLDEN_KERNEL, REDUCE_KERNEL
 use crate::{GpuError, GpuInfo, Kernel};
 use cudarc::cublas::{sys as blas_sys, CudaBlas};
 use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags, CUfunction_attribute};
-use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+};
 use lacuna_spec::{ActivationFilter, Activations, DenseMatrix, RlcMatrix};
 use std::sync::Arc;
 
@@ -62,7 +64,8 @@ impl Gpu {
         if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS || version < 13000 {
             return Err(GpuError::OldDriver { version });
         }
-        let count = CudaContext::device_count().map_err(|e| GpuError::NoDevice(format!("could not count devices: {e:?}")))?;
+        let count =
+            CudaContext::device_count().map_err(|e| GpuError::NoDevice(format!("could not count devices: {e:?}")))?;
         if count < 1 {
             return Err(GpuError::NoDevice("reports no CUDA device".into()));
         }
@@ -91,8 +94,11 @@ impl Gpu {
         let reduce = module.load_function(REDUCE_KERNEL).map_err(cuda)?;
         // Let the fast kernel use all the shared memory a block may have (its accumulators; it
         // has no static shared memory).
-        fast.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, info.smem_per_block as i32)
-            .map_err(cuda)?;
+        fast.set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            info.smem_per_block as i32,
+        )
+        .map_err(cuda)?;
         let stream = ctx.default_stream();
         let blas = CudaBlas::new(stream.clone()).map_err(cuda)?;
         Ok(Gpu { stream, golden, fast, reduce, flush, blas, info })
@@ -159,7 +165,13 @@ impl Gpu {
 
     /// One spMspV on `kernel` (the golden or the fast one), start to finish; the fast kernel with
     /// its default setting, or one warp a block where that many warps' accumulators do not fit.
-    pub fn spmspv(&self, m: &RlcMatrix, x: &Activations, filter: ActivationFilter, kernel: Kernel) -> Result<Vec<f32>, GpuError> {
+    pub fn spmspv(
+        &self,
+        m: &RlcMatrix,
+        x: &Activations,
+        filter: ActivationFilter,
+        kernel: Kernel,
+    ) -> Result<Vec<f32>, GpuError> {
         let mut job = self.job(m, x, filter, None, FastParams::DEFAULT)?;
         if kernel == Kernel::Fast && matches!(job.fast, Err(GeometryError::PanelTooTall { .. })) {
             job.set_fast_params(FastParams::ONE_WARP)?;
@@ -202,7 +214,8 @@ impl GpuJob<'_> {
     /// Changes the fast kernel's geometry.
     pub fn set_fast_params(&mut self, p: FastParams) -> Result<(), GpuError> {
         let info = &self.gpu.info;
-        self.fast = FastGeometry::for_shape(self.n_panels, self.cols, self.max_panel_rows, p, info.sms, info.smem_per_block);
+        self.fast =
+            FastGeometry::for_shape(self.n_panels, self.cols, self.max_panel_rows, p, info.sms, info.smem_per_block);
         self.params = p;
         let g = self.fast.clone()?;
         if p.merge == Merge::Reduce {

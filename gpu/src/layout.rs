@@ -363,7 +363,9 @@ mod tests {
     #[test]
     fn the_fast_geometry_fills_the_device_without_an_empty_split() {
         let f = FlatMatrix::new(&matrix(4096, 1000, 2048));
-        let g = FastGeometry::new(&f, FastParams { threads: 512, blocks_per_sm: 4, merge: Merge::Atomic }, 132, 227 * 1024).unwrap();
+        let g =
+            FastGeometry::new(&f, FastParams { threads: 512, blocks_per_sm: 4, merge: Merge::Atomic }, 132, 227 * 1024)
+                .unwrap();
         assert_eq!(g.launch.grid.0, 2);
         let splits = g.launch.grid.1;
         assert!(splits as u64 * g.cols_per_split as u64 >= 1000);
@@ -390,9 +392,17 @@ mod tests {
         // One warp's 80,000 bytes fit a Hopper block (227 KiB), four warps' do not.
         let one_warp = FastParams::ONE_WARP;
         FastGeometry::new(&f, one_warp, 132, 227 * 1024).unwrap();
-        assert!(FastGeometry::new(&f, FastParams { threads: 128, blocks_per_sm: 1, merge: Merge::Atomic }, 132, 227 * 1024).is_err());
+        assert!(FastGeometry::new(
+            &f,
+            FastParams { threads: 128, blocks_per_sm: 1, merge: Merge::Atomic },
+            132,
+            227 * 1024
+        )
+        .is_err());
         for t in [0, 48, 2048] {
-            let e = FastGeometry::new(&f, FastParams { threads: t, blocks_per_sm: 1, merge: Merge::Atomic }, 132, 1 << 20).unwrap_err();
+            let e =
+                FastGeometry::new(&f, FastParams { threads: t, blocks_per_sm: 1, merge: Merge::Atomic }, 132, 1 << 20)
+                    .unwrap_err();
             assert_eq!(e, GeometryError::Threads(t));
         }
     }
@@ -419,7 +429,9 @@ mod tests {
         let mut big = f.clone();
         big.panels.truncate(1);
         big.panels.push(PanelDesc { entry_base: 1 << 31, row_start: 70, rows: 1 });
-        assert!(matches!(big.check_panel_sizes(), Err(GeometryError::PanelTooLarge { panel: 0, entries }) if entries == 1 << 31));
+        assert!(
+            matches!(big.check_panel_sizes(), Err(GeometryError::PanelTooLarge { panel: 0, entries }) if entries == 1 << 31)
+        );
         let mut tall = f.clone();
         tall.panels[0].rows = 1 << 31;
         assert!(matches!(tall.check_panel_sizes(), Err(GeometryError::PanelTooLarge { panel: 0, .. })));

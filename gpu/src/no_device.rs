@@ -33,7 +33,13 @@ impl Gpu {
     }
 
     /// Always [`GpuError::NotBuilt`].
-    pub fn spmspv(&self, _m: &RlcMatrix, _x: &Activations, _f: ActivationFilter, _k: Kernel) -> Result<Vec<f32>, GpuError> {
+    pub fn spmspv(
+        &self,
+        _m: &RlcMatrix,
+        _x: &Activations,
+        _f: ActivationFilter,
+        _k: Kernel,
+    ) -> Result<Vec<f32>, GpuError> {
         Err(GpuError::NotBuilt)
     }
 }

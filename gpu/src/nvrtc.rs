@@ -38,11 +38,7 @@ pub fn arch_name(major: i32, minor: i32) -> Result<&'static str, GpuError> {
         (12, 0, "compute_120"),
         (12, 1, "compute_121"),
     ];
-    KNOWN
-        .iter()
-        .find(|k| (k.0, k.1) == (major, minor))
-        .map(|k| k.2)
-        .ok_or(GpuError::UnsupportedGpu { major, minor })
+    KNOWN.iter().find(|k| (k.0, k.1) == (major, minor)).map(|k| k.2).ok_or(GpuError::UnsupportedGpu { major, minor })
 }
 
 /// Whether NVRTC's library can be loaded (without loading it for good).

@@ -102,7 +102,14 @@ fn the_golden_kernels_decoding_over_the_flat_layout_gives_the_golden_bits() {
         let golden = lacuna_golden::column_order(&m, &Activations::new(x.clone()).unwrap(), filter).unwrap();
         let emulated = golden_kernel(&FlatMatrix::new(&m), &x, activation_key(filter));
         let bits = |y: &[f32]| y.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&emulated), bits(&golden), "seed {seed}: {}x{}, panels of {}", m.rows(), m.cols(), m.panel_rows());
+        assert_eq!(
+            bits(&emulated),
+            bits(&golden),
+            "seed {seed}: {}x{}, panels of {}",
+            m.rows(),
+            m.cols(),
+            m.panel_rows()
+        );
     }
 }
 
@@ -142,7 +149,8 @@ fn long_columns_cross_several_warp_steps_and_words_shared_by_two_columns() {
     let m = RlcMatrix::encode(&d, Some(4096)).unwrap();
     assert!(m.panels()[0].colptr()[1] % 8 != 0, "column 1 should start inside a word");
     let x = vec![f16::from_f32(1.5), f16::from_f32(0.75), f16::from_f32(-2.0)];
-    let golden = lacuna_golden::column_order(&m, &Activations::new(x.clone()).unwrap(), ActivationFilter::NONZERO).unwrap();
+    let golden =
+        lacuna_golden::column_order(&m, &Activations::new(x.clone()).unwrap(), ActivationFilter::NONZERO).unwrap();
     let emulated = golden_kernel(&FlatMatrix::new(&m), &x, 0);
     assert_eq!(emulated, golden);
 }

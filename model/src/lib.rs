@@ -26,6 +26,7 @@ pub mod program;
 pub mod rlc_decoder;
 pub mod route;
 pub mod slice;
+pub mod sweep;
 
 pub use counters::Counters;
 

@@ -202,6 +202,19 @@ pub fn run_step(
     if step >= trace.steps.len() {
         return Err(ProgramRunError::Mismatch(format!("step {step} of a trace of {}", trace.steps.len())));
     }
+    // The step's position and token must be ones the model has: attention past the context or
+    // an embedding row past the vocabulary would be simulated without complaint.
+    let c = &p.program.graph.config;
+    if step >= c.context {
+        return Err(ProgramRunError::Mismatch(format!("step {step} is past the model's context of {}", c.context)));
+    }
+    let token = trace.header.tokens[step];
+    if token as usize >= c.vocab {
+        return Err(ProgramRunError::Mismatch(format!(
+            "step {step}: token {token} is outside the vocabulary of {}",
+            c.vocab
+        )));
+    }
     let mut layers = Vec::with_capacity(p.program.layers.len());
     for ((l, m), d) in p.program.layers.iter().zip(&p.matrices).zip(dense) {
         let x = activations(trace, step, l)?;

@@ -59,35 +59,43 @@ fn the_model_is_bit_identical_to_the_golden_on_the_edge_arch() {
     }
 }
 
-/// Any arch that validates: small sizes, powers of two where the spec asks for them, built so
-/// that nearly every draw is valid (the rest are skipped, and counted by proptest).
+/// Any arch that validates, over the whole range `Arch::validate` allows for the sizes that shape
+/// the pipeline (lanes to 256, registers to 4096, queues, request sizes to 4096 bytes, latencies to
+/// 100,000 cycles, any clock), powers of two where the spec asks for them; built so that nearly
+/// every draw is valid (the rest are skipped, and counted by proptest).
 fn any_arch() -> impl Strategy<Value = Arch> {
-    let core = (0u32..=4, 0u32..=3, 0u32..=6, 1u32..=4, 2u32..=8, 2u32..=16, 0u32..=5, 1u32..=8, 1u32..=8, 1u32..=4);
-    let memory = (1u32..=64, 0u32..=20, 1u32..=8, 4u32..=7, 60u32..=256, 2u32..=64);
-    (core, memory).prop_map(|((l, e, r, ports, lq, aq, s, cq, fb, lat), (bpc, mlat, out, req, act_words, cp_words))| {
-        let mut arch = Arch::preset("tiny").unwrap();
-        arch.name = "random".into();
-        let c = &mut arch.core;
-        c.lanes = 1 << l;
-        // A chunk is whole 8-entry value words: lanes * entries >= 8.
-        c.entries_per_lane = (1u32 << e).max(8 >> l.min(3));
-        c.acc_regs_per_lane = 1 << r;
-        c.acc_write_ports = ports.min(c.lanes * c.entries_per_lane);
-        c.lane_queue_depth = lq;
-        c.activation_queue_depth = aq;
-        c.scan_width = (1u32 << s).min(1 << aq.ilog2());
-        c.column_queue_depth = cq;
-        c.fetch_buffer_chunks = fb;
-        c.acc_add_latency = lat;
-        let m = &mut arch.memory;
-        m.bytes_per_cycle = bpc;
-        m.latency_cycles = mlat;
-        m.max_outstanding = out;
-        m.request_bytes = 1 << req;
-        arch.sram.activation_bytes = 2 * act_words;
-        arch.sram.colptr_bytes = 4 * cp_words;
-        arch
-    })
+    let core =
+        (0u32..=8, 0u32..=3, 0u32..=12, 1u32..=16, 2u32..=64, 2u32..=1024, 0u32..=6, 1u32..=64, 1u32..=64, 1u32..=16);
+    let memory =
+        (1u32..=4096, prop_oneof![0u32..=20, 0u32..=100_000], 1u32..=1024, 4u32..=12, 60u32..=1024, 2u32..=1024);
+    (core, memory, 1u32..=10_000).prop_map(
+        |((l, e, r, ports, lq, aq, s, cq, fb, lat), (bpc, mlat, out, req, act_words, cp_words), clock)| {
+            let mut arch = Arch::preset("tiny").unwrap();
+            arch.name = "random".into();
+            arch.clock_mhz = clock;
+            let c = &mut arch.core;
+            c.lanes = 1 << l;
+            // A chunk is whole 8-entry value words: lanes * entries >= 8.
+            c.entries_per_lane = (1u32 << e).max(8 >> l.min(3));
+            // A tile holds at most 2^20 rows.
+            c.acc_regs_per_lane = 1 << r.min(20 - l);
+            c.acc_write_ports = ports.min(c.lanes * c.entries_per_lane);
+            c.lane_queue_depth = lq;
+            c.activation_queue_depth = aq;
+            c.scan_width = (1u32 << s).min(1 << aq.ilog2());
+            c.column_queue_depth = cq;
+            c.fetch_buffer_chunks = fb;
+            c.acc_add_latency = lat;
+            let m = &mut arch.memory;
+            m.bytes_per_cycle = bpc;
+            m.latency_cycles = mlat;
+            m.max_outstanding = out;
+            m.request_bytes = 1 << req;
+            arch.sram.activation_bytes = 2 * act_words;
+            arch.sram.colptr_bytes = 4 * cp_words;
+            arch
+        },
+    )
 }
 
 proptest! {

@@ -113,11 +113,26 @@ fn a_tampered_program_is_refused_with_the_reason() {
     p.write(dir.path(), &c.image).unwrap();
     let e = Program::read(dir.path()).unwrap_err().to_string();
     assert!(e.contains("hashes to"), "{e}");
+    // A trace whose token or position the model does not have is refused, not simulated.
+    let loaded = Program::read(dir_of(&c.program, &c.image).path()).unwrap();
+    let energy = EnergyTable::default();
+    let dense = dense_baselines(&loaded, &energy);
+    let mut bad = c.trace.clone();
+    bad.header.tokens[0] = 1 << 30;
+    let e = run_step(&loaded, &bad, 0, &energy, &dense).unwrap_err().to_string();
+    assert!(e.contains("outside the vocabulary"), "{e}");
     let mut p = c.program.clone();
     p.version = 99;
     p.write(dir.path(), &c.image).unwrap();
     let e = Program::read(dir.path()).unwrap_err().to_string();
     assert!(e.contains("version"), "{e}");
+}
+
+/// The program written into a fresh directory.
+fn dir_of(p: &Program, image: &[u8]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    p.write(dir.path(), image).unwrap();
+    dir
 }
 
 /// A small real trace, committed: two decode steps ("The capital") of the program above.

@@ -337,7 +337,10 @@ impl Arch {
             }
         }
         if m.latency_cycles > MAX_LATENCY_CYCLES {
-            return bad(format!("memory.latency_cycles must be at most {MAX_LATENCY_CYCLES}, got {}", m.latency_cycles));
+            return bad(format!(
+                "memory.latency_cycles must be at most {MAX_LATENCY_CYCLES}, got {}",
+                m.latency_cycles
+            ));
         }
         if m.request_bytes < 16 {
             return bad(format!(

@@ -57,7 +57,10 @@ pub fn model_path(model: &str) -> Result<PathBuf> {
     }
     let p = PathBuf::from(model);
     if !p.exists() {
-        bail!("{model}: no such file or directory (give a GGUF file, a Hugging Face checkpoint directory or `{}`)", SMOLLM2_135M.name);
+        bail!(
+            "{model}: no such file or directory (give a GGUF file, a Hugging Face checkpoint directory or `{}`)",
+            SMOLLM2_135M.name
+        );
     }
     Ok(p)
 }

@@ -9,7 +9,7 @@
 
 use crate::cmd::compile::{fraction, model_path};
 use crate::table::Table;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::compile::{compile, CompileOptions};
 use lacuna_compiler::corpus::{fortunes, join, Split, SOURCE};
@@ -115,6 +115,16 @@ const NUMERICS: &str = "accuracy: golden forward with the pruned weights and the
 const SCOPE: &str = "speed and energy cover the whole decode step (linear layers on the core, attention as dense core jobs over the KV cache, the vector unit), averaged over the trace's steps; dense: the linear layers as dense FP16 GEMV on the same hardware. SmolLM2 is a dense SiLU model, not a ReLU model, and not a MoE";
 
 pub fn run(a: Args) -> Result<ExitCode> {
+    use crate::cmd::compile::{MAX_DOCS, MAX_DOC_TOKENS};
+    for (flag, v, max) in [
+        ("--docs", a.docs, MAX_DOCS),
+        ("--calibration-docs", a.calibration_docs, MAX_DOCS),
+        ("--max-tokens", a.max_tokens, MAX_DOC_TOKENS),
+    ] {
+        if v > max {
+            bail!("{flag} must be at most {max}, got {v}");
+        }
+    }
     let arch = Arch::load(&a.arch)?;
     let method: PruneMethod = a.method.parse().map_err(anyhow::Error::msg)?;
     let path = model_path(&a.model)?;

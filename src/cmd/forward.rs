@@ -95,8 +95,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
 fn write_npy(path: &std::path::Path, rows: usize, cols: usize, data: &[f32]) -> Result<()> {
     use npyz::WriterBuilder;
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut w =
-        npyz::WriteOptions::<f32>::new().default_dtype().shape(&[rows as u64, cols as u64]).writer(&mut f).begin_nd()?;
+    let mut w = npyz::WriteOptions::<f32>::new()
+        .default_dtype()
+        .shape(&[rows as u64, cols as u64])
+        .writer(&mut f)
+        .begin_nd()?;
     w.extend(data.iter().copied())?;
     w.finish()?;
     Ok(())

@@ -1,12 +1,12 @@
 //! `lacuna merge`: joins the shards of one sweep into one JSON-lines file (and a CSV beside it).
 //!
-//! It refuses shards of different sweeps (their `sweep` hashes or point counts differ), a point
-//! present twice, a malformed line (with its file and line number) and, unless `--allow-partial`, a sweep with
+//! The joining is `lacuna_model::sweep::merge`: it refuses shards of different sweeps (their
+//! `sweep` hashes or point counts differ), a point present twice, a malformed line (with its file
+//! and line number); here, also, unless `--allow-partial`, a sweep with
 //! points missing (it names how many and the first).
 
-use crate::cmd::sweep::Point;
 use anyhow::{bail, Context, Result};
-use std::collections::BTreeMap;
+use lacuna_model::sweep::merge;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,45 +26,17 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let mut points: BTreeMap<usize, Point> = BTreeMap::new();
-    let mut sweep: Option<(String, usize)> = None;
+    let mut texts = Vec::new();
     for path in &a.inputs {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let p: Point = serde_json::from_str(line)
-                .with_context(|| format!("{}, line {}: not a sweep point", path.display(), n + 1))?;
-            match &sweep {
-                None => sweep = Some((p.sweep.clone(), p.total)),
-                Some((h, _)) if *h != p.sweep => {
-                    bail!(
-                        "{}, line {}: point of sweep {} but earlier shards are of sweep {h}",
-                        path.display(),
-                        n + 1,
-                        p.sweep
-                    )
-                }
-                Some((_, t)) if *t != p.total => {
-                    bail!("{}, line {}: a sweep of {} points, but earlier points say {t}", path.display(), n + 1, p.total)
-                }
-                _ => {}
-            }
-            if p.index >= p.total {
-                bail!("{}, line {}: point {} of a sweep of {}", path.display(), n + 1, p.index, p.total);
-            }
-            let index = p.index;
-            if points.insert(index, p).is_some() {
-                bail!("{}, line {}: point {index} appears twice", path.display(), n + 1);
-            }
-        }
+        texts.push((path.display().to_string(), text));
     }
-    let Some((hash, total)) = sweep else { bail!("no points in the inputs") };
-    // Every point is distinct and below `total`, so what is missing is counted, not listed: a
-    // claimed total of 2^64 - 1 costs nothing (it once tried to allocate the list).
-    let missing = total - points.len();
-    if missing > 0 && !a.allow_partial {
-        let first = (0..total).find(|i| !points.contains_key(i)).expect("a point is missing");
+    let merged = merge(texts.iter().map(|(n, t)| (n.as_str(), t.as_str()))).map_err(anyhow::Error::msg)?;
+    let (hash, total, points) = (&merged.sweep, merged.total, &merged.points);
+    if let Some(first) = merged.first_missing().filter(|_| !a.allow_partial) {
         bail!(
-            "sweep {hash}: {missing} of {total} points missing (first: {first}); run the missing shards or pass --allow-partial"
+            "sweep {hash}: {} of {total} points missing (first: {first}); run the missing shards or pass --allow-partial",
+            merged.missing()
         );
     }
     let mut out =

@@ -39,7 +39,7 @@ pub fn run(dir: &Path, trace: Option<&Path>, json: bool) -> Result<ExitCode> {
     let dense = dense_baselines(&p, &energy);
     let mut steps = Vec::new();
     for s in 0..t.steps.len() {
-        steps.push(run_step(&p, &t, s, &energy, &dense)?);
+        steps.push(run_step(&p, &t, s, &energy, &dense).with_context(|| trace_path.display().to_string())?);
     }
     let clock = p.arch.clock_mhz as f64;
     if json {

@@ -139,7 +139,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if let Some(path) = &a.rlc {
         let Some(xp) = &a.x else { bail!("an .rlc file needs its activation vector: --x X.npy") };
         let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
-        let m = lacuna_spec::read_rlc(&bytes).with_context(|| format!("{} is not a valid .rlc file", path.display()))?;
+        let m =
+            lacuna_spec::read_rlc(&bytes).with_context(|| format!("{} is not a valid .rlc file", path.display()))?;
         if m.panel_rows() > arch.tile_rows() {
             bail!(
                 "{} has panels of {} rows but the `{}` arch's tile holds {}: re-encode with `lacuna encode --arch {}`",

@@ -107,6 +107,11 @@ fn median_ms_interleaved(reps: usize, kernels: &mut [&mut dyn FnMut()]) -> Vec<f
         .collect()
 }
 
+/// The most threads a timing may use (one pool is built per count).
+pub const MAX_THREADS: usize = 1024;
+/// The most timed runs per kernel.
+pub const MAX_REPS: usize = 10_000;
+
 pub fn run(a: Args) -> Result<ExitCode> {
     let shapes = if a.shape.is_empty() { PAPER_SHAPES.to_vec() } else { a.shape.clone() };
     if let Some(s) = a.sparsity.iter().find(|s| !(0.0..=100.0).contains(*s)) {
@@ -122,11 +127,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
     } else {
         a.threads.clone()
     };
-    if threads.contains(&0) {
-        bail!("--threads must be at least 1");
+    if let Some(t) = threads.iter().find(|&&t| t == 0 || t > MAX_THREADS) {
+        bail!("--threads must be in 1..={MAX_THREADS}, got {t}");
     }
-    if a.gpu_reps == 0 {
-        bail!("--gpu-reps must be at least 1");
+    for (flag, v) in [("--reps", a.reps), ("--gpu-reps", a.gpu_reps)] {
+        if v == 0 || v > MAX_REPS {
+            bail!("{flag} must be in 1..={MAX_REPS}, got {v}");
+        }
     }
     // The GPU first: without one, one error line before any work.
     let gpu = match a.engine {
@@ -135,7 +142,15 @@ pub fn run(a: Args) -> Result<ExitCode> {
     };
     if let Some(g) = &gpu {
         let i = g.info();
-        eprintln!("GPU: {} (compute {}.{}, {} SMs, L2 {} MB), kernels compiled for {}", i.name, i.compute_capability.0, i.compute_capability.1, i.sms, i.l2_bytes >> 20, i.arch);
+        eprintln!(
+            "GPU: {} (compute {}.{}, {} SMs, L2 {} MB), kernels compiled for {}",
+            i.name,
+            i.compute_capability.0,
+            i.compute_capability.1,
+            i.sms,
+            i.l2_bytes >> 20,
+            i.arch
+        );
     }
     let run_cpu = a.engine != EngineArg::Gpu;
     let mut gpu_runs = Vec::new();
@@ -280,8 +295,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if !a.json {
         super::spmspv_gpu::print_table(&gpu_runs);
     }
-    let failed = runs.iter().any(|r| !r.bit_exact_with_golden || r.bound_violations > 0)
-        || super::spmspv_gpu::failed(&gpu_runs);
+    let failed =
+        runs.iter().any(|r| !r.bit_exact_with_golden || r.bound_violations > 0) || super::spmspv_gpu::failed(&gpu_runs);
     if failed {
         eprintln!("error: a kernel disagreed with the golden reference or exceeded the error bound");
         return Ok(ExitCode::FAILURE);

@@ -121,7 +121,10 @@ pub fn measure(
 /// The GPU rows as a table.
 pub fn print_table(runs: &[GpuRun]) {
     let Some(first) = runs.first() else { return };
-    println!("spMspV on {} (CUDA events, median of interleaved runs, each after an L2 flush): {}", first.gpu, first.provenance);
+    println!(
+        "spMspV on {} (CUDA events, median of interleaved runs, each after an L2 flush): {}",
+        first.gpu, first.provenance
+    );
     let mut t = Table::new(&["shape", "W/A %", "kernel", "us", "vs cuBLAS", "GB/s", "golden", "bound", "setting"]);
     for r in runs {
         t.row(vec![

@@ -12,10 +12,10 @@ use anyhow::{bail, Context, Result};
 use lacuna_compiler::workload::{Shape, SyntheticWorkload, PROVENANCE};
 use lacuna_model::baselines::stream_cycles;
 use lacuna_model::energy::EnergyTable;
+use lacuna_model::sweep::Point;
 use lacuna_model::{simulate, Job};
 use lacuna_spec::{ActivationFilter, Arch};
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,33 +56,6 @@ pub struct Args {
     output: PathBuf,
 }
 
-/// One point's result.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct Point {
-    /// The sweep's hash: every point of one sweep carries the same.
-    pub sweep: String,
-    /// The point's number in the sweep.
-    pub index: usize,
-    /// Points in the whole sweep.
-    pub total: usize,
-    pub lanes: u32,
-    pub entries_per_lane: u32,
-    pub acc_write_ports: u32,
-    pub bytes_per_cycle: u32,
-    pub arch_hash: String,
-    pub shape: String,
-    pub sparsity: f64,
-    /// Arch invalid for this point: why (the point is reported, not run).
-    pub invalid: Option<String>,
-    pub cycles: u64,
-    pub dense_cycles: u64,
-    pub speedup_vs_dense: f64,
-    pub roofline_fraction: f64,
-    pub energy_pj: f64,
-    pub bytes_loaded: u64,
-    pub provenance: String,
-}
-
 fn parse_shard(s: &str) -> Result<(usize, usize)> {
     let err = || anyhow::anyhow!("--shard must be I/N with 0 <= I < N, got `{s}`");
     let (i, n) = s.split_once('/').ok_or_else(err)?;
@@ -106,11 +79,30 @@ mod sweep_hash {
     }
 }
 
+/// The most points one sweep may have.
+pub const MAX_SWEEP_POINTS: usize = 1_000_000;
+
 pub fn run(a: Args) -> Result<ExitCode> {
     let (shard, shards) = parse_shard(&a.shard)?;
     let base = Arch::load(&a.arch)?;
     if let Some(s) = a.sparsity.iter().find(|s| !(0.0..=100.0).contains(*s)) {
         bail!("--sparsity levels are percentages in 0..=100, got {s}");
+    }
+    let points = [
+        a.lanes.len(),
+        a.entries_per_lane.len(),
+        a.write_ports.len(),
+        a.bytes_per_cycle.len(),
+        a.shape.len(),
+        a.sparsity.len(),
+    ]
+    .iter()
+    .try_fold(1usize, |n, &k| n.checked_mul(k))
+    .filter(|&n| n <= MAX_SWEEP_POINTS);
+    if points.is_none() {
+        bail!(
+            "the grid has more than {MAX_SWEEP_POINTS} points (the product of the lists' lengths): shorten the lists"
+        );
     }
     let mut grid = Vec::new();
     for &l in &a.lanes {

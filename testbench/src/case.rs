@@ -1,6 +1,6 @@
 //! The spMspV cases every engine runs: seeded random ones ([`Case::random`]: synthetic matrices,
 //! exact small values or real-valued Gaussian FP16), slices of real layers with real activations
-//! ([`Case::from_parts`]), and named edge cases read from TOML data files ([`Case::from_toml`],
+//! ([`Case::from_matrix`]), and named edge cases read from TOML data files ([`Case::from_toml`],
 //! `testbench/cases/`).
 
 use half::f16;

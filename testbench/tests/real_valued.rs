@@ -2,8 +2,10 @@
 //! exact whatever its order) RTL and model could add in different orders and still agree; here
 //! the data is real-valued — Gaussian FP16 random jobs, and slices of SmolLM2's real layers with
 //! real activations from the committed decode trace — so they agree only if they add in the
-//! golden's order. A mutated RTL engine that accumulates two columns in swapped order is shown to
-//! fail the check on real-valued data (and, for contrast, to pass it on exact data).
+//! golden's order. An engine whose y was summed in another order (the RTL's requests and cycles,
+//! with y from the same products added with two columns swapped: what an RTL that accumulated in
+//! another order would write) is shown to fail the check on real-valued data (and, for contrast,
+//! to pass it on exact data): the comparison is sensitive to the order of additions.
 
 use half::f16;
 use lacuna_spec::{Activations, Arch, DenseMatrix, RlcMatrix};
@@ -13,9 +15,9 @@ fn rtl() -> RtlEngine {
     RtlEngine { max_cycles: 1_000_000 }
 }
 
-/// The Verilated core with one mutation: y as the golden order gives it with the first and the
-/// last active column swapped (the products are the same, only the order of the additions
-/// differs). Requests and cycles are the RTL's own.
+/// The Verilated core's run with its y replaced by the same products summed in another order (the
+/// first and last active columns swapped): the y an RTL with a reordered accumulation would
+/// write. Requests and cycles are the RTL's own, so only the order of additions differs.
 struct SwappedOrder(RtlEngine);
 
 impl Engine for SwappedOrder {
@@ -130,7 +132,8 @@ fn slices_of_real_layers_with_real_activations_agree_three_ways() {
             .unwrap_or_else(|| panic!("the trace has no input of {layer}"));
         let reader = input.readers.iter().find(|r| r.name == layer).unwrap();
         let filter = lacuna_spec::ActivationFilter { threshold: f16::from_bits(reader.threshold_bits) };
-        let w = ckpt.weights[ckpt.graph.weights.iter().position(|t| t.tensor == format!("{layer}.weight")).unwrap()].clone();
+        let w = ckpt.weights[ckpt.graph.weights.iter().position(|t| t.tensor == format!("{layer}.weight")).unwrap()]
+            .clone();
         let mut dense = DenseMatrix::zeros(rows.len(), cols.len());
         for (r, row) in rows.clone().enumerate() {
             for (c, col) in cols.clone().enumerate() {

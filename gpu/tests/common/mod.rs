@@ -8,7 +8,11 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// A seeded case of at most `max_rows` x `max_cols`: the dense matrix, its RLC-CSC, x, the filter.
-pub fn random_case(seed: u64, max_rows: usize, max_cols: usize) -> (DenseMatrix, RlcMatrix, Vec<f16>, ActivationFilter) {
+pub fn random_case(
+    seed: u64,
+    max_rows: usize,
+    max_cols: usize,
+) -> (DenseMatrix, RlcMatrix, Vec<f16>, ActivationFilter) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let rows = rng.random_range(1..max_rows);
     let cols = rng.random_range(1..max_cols);
