@@ -19,6 +19,8 @@ pub mod forward;
 #[cfg(test)]
 mod fuzz_seeds;
 pub mod gguf;
+mod gguf_dequant;
+mod gguf_write;
 pub mod graph;
 pub mod hf;
 pub mod input;
