@@ -219,6 +219,14 @@ pub struct ChunkFetch {
     s_need_v: Signal<Local, Bit>,
     s_need_r: Signal<Local, Bit>,
     push: Signal<Local, Bit>,
+    // The slice after the issue phase: its own locals, so that nothing the request was computed
+    // from is rewritten after the handshake (Verilator then orders request and grant without a
+    // false combinational loop through the memory port).
+    meta_after: Vec<Signal<Local, Bits<32>>>,
+    need_v_after: Signal<Local, Bit>,
+    need_r_after: Signal<Local, Bit>,
+    iss_valid_after: Signal<Local, Bit>,
+    push_after: Signal<Local, Bit>,
     log_chunk: Constant<Bits<32>>,
     chunk_size: Constant<Bits<32>>,
     capacity: Constant<Bits<32>>,
@@ -333,6 +341,11 @@ impl ChunkFetch {
             s_need_v: Default::default(),
             s_need_r: Default::default(),
             push: Default::default(),
+            meta_after: many(META),
+            need_v_after: Default::default(),
+            need_r_after: Default::default(),
+            iss_valid_after: Default::default(),
+            push_after: Default::default(),
             log_chunk: constant(chunk.trailing_zeros() as u64),
             chunk_size: constant(chunk as u64),
             capacity: constant(capacity as u64),
@@ -587,63 +600,70 @@ impl Logic for ChunkFetch {
         }
         self.lastv_valid.d.next = self.n_lastv_valid.val();
         self.lastr_valid.d.next = self.n_lastr_valid.val();
+        for i in 0..self.s_meta.len() {
+            self.meta_after[i].next = self.s_meta[i].val();
+        }
+        self.need_v_after.next = self.s_need_v.val();
+        self.need_r_after.next = self.s_need_r.val();
+        self.iss_valid_after.next = self.n_iss_valid.val();
+        self.push_after.next = self.push.val();
         if self.req_valid.val() && self.req_ready.val() {
             if self.s_need_v.val() {
-                self.s_meta[6].next = self.issued_v.q.val();
+                self.meta_after[6].next = self.issued_v.q.val();
                 self.issued_v.d.next = self.issued_v.q.val() + self.one32.val();
                 self.lastv_valid.d.next = true;
                 self.lastv_addr.d.next = self.s_vb.val();
                 self.lastv_seq.d.next = self.issued_v.q.val();
-                self.s_need_v.next = false;
+                self.need_v_after.next = false;
             } else {
-                self.s_meta[7].next = self.issued_r.q.val();
+                self.meta_after[7].next = self.issued_r.q.val();
                 self.issued_r.d.next = self.issued_r.q.val() + self.one32.val();
                 self.lastr_valid.d.next = true;
                 self.lastr_addr.d.next = self.s_rb.val();
                 self.lastr_seq.d.next = self.issued_r.q.val();
-                self.s_need_r.next = false;
+                self.need_r_after.next = false;
             }
-            if !self.s_need_v.val() && !self.s_need_r.val() {
-                self.push.next = true;
-                self.n_iss_valid.next = false;
+            if !self.need_v_after.val() && !self.need_r_after.val() {
+                self.push_after.next = true;
+                self.iss_valid_after.next = false;
             }
         }
 
         // The slice (or marker) enters the buffer at its tail.
-        self.desc8.wr_enable.next = self.push.val();
+        self.desc8.wr_enable.next = self.push_after.val();
         self.desc8.wr_row.next = self.tail.val();
         self.desc8.wr_offset.next = self.zero32.val();
-        self.desc8.wr_data[0].next = self.s_meta[0].val()
-            + (self.s_meta[4].val() << self.eight32.val())
-            + (self.s_meta[5].val() << self.sixteen32.val());
-        self.desc16.wr_enable.next = self.push.val();
+        self.desc8.wr_data[0].next = self.meta_after[0].val()
+            + (self.meta_after[4].val() << self.eight32.val())
+            + (self.meta_after[5].val() << self.sixteen32.val());
+        self.desc16.wr_enable.next = self.push_after.val();
         self.desc16.wr_row.next = self.tail.val();
         self.desc16.wr_offset.next = self.zero32.val();
-        self.desc16.wr_data[0].next = self.s_meta[1].val() + (self.s_meta[3].val() << self.sixteen32.val());
-        self.desc32.wr_enable.next = self.push.val();
+        self.desc16.wr_data[0].next = self.meta_after[1].val() + (self.meta_after[3].val() << self.sixteen32.val());
+        self.desc32.wr_enable.next = self.push_after.val();
         self.desc32.wr_row.next = self.tail.val();
         self.desc32.wr_offset.next = self.zero32.val();
-        self.desc32.wr_data[0].next = self.s_meta[2].val();
-        self.desc32.wr_data[1].next = self.s_meta[6].val();
-        self.desc32.wr_data[2].next = self.s_meta[7].val();
-        self.desc32.wr_data[3].next = self.s_meta[8].val();
-        self.desc32.wr_data[4].next = self.s_meta[9].val();
+        self.desc32.wr_data[0].next = self.meta_after[2].val();
+        self.desc32.wr_data[1].next = self.meta_after[6].val();
+        self.desc32.wr_data[2].next = self.meta_after[7].val();
+        self.desc32.wr_data[3].next = self.meta_after[8].val();
+        self.desc32.wr_data[4].next = self.meta_after[9].val();
         for i in 0..self.s_meta.len() {
-            self.iss_meta[i].d.next = self.s_meta[i].val();
+            self.iss_meta[i].d.next = self.meta_after[i].val();
         }
         self.count.d.next = self.after_pop.val();
-        if self.push.val() {
+        if self.push_after.val() {
             self.count.d.next = self.after_pop.val() + self.one32.val();
         }
         self.col_valid.d.next = self.n_col_valid.val();
         self.next_chunk.d.next = self.n_next.val();
-        self.iss_valid.d.next = self.n_iss_valid.val();
-        self.iss_need_v.d.next = self.s_need_v.val();
-        self.iss_need_r.d.next = self.s_need_r.val();
+        self.iss_valid.d.next = self.iss_valid_after.val();
+        self.iss_need_v.d.next = self.need_v_after.val();
+        self.iss_need_r.d.next = self.need_r_after.val();
         self.iss_vb.d.next = self.s_vb.val();
         self.iss_rb.d.next = self.s_rb.val();
-        self.idle.next = !self.n_col_valid.val() && !self.n_iss_valid.val();
-        self.empty.next = !self.push.val() && (self.after_pop.val() == self.zero32.val());
+        self.idle.next = !self.n_col_valid.val() && !self.iss_valid_after.val();
+        self.empty.next = !self.push_after.val() && (self.after_pop.val() == self.zero32.val());
 
         // Responses are written to their store by burst number.
         self.values.wr_enable.next = self.resp_valid.val() && !self.resp_runs.val();

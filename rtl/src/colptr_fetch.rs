@@ -180,6 +180,16 @@ pub struct ColptrFetch {
     n_arr1: Signal<Local, Bit>,
     n_start: Signal<Local, Bits<32>>,
     n_end: Signal<Local, Bits<32>>,
+    // The same state after this cycle's completion, issue and response: each phase writes its
+    // own locals, so that no value is rewritten after a later phase read it (Verilator can then
+    // order the phases without a false combinational loop).
+    held: Signal<Local, Bit>,
+    iss0_after: Signal<Local, Bit>,
+    iss1_after: Signal<Local, Bit>,
+    arr0_after: Signal<Local, Bit>,
+    arr1_after: Signal<Local, Bit>,
+    start_after: Signal<Local, Bits<32>>,
+    end_after: Signal<Local, Bits<32>>,
     n_entries: Signal<Local, Bits<32>>,
     n_panel: Signal<Local, Bits<16>>,
     n_k: Signal<Local, Bits<32>>,
@@ -287,6 +297,13 @@ impl ColptrFetch {
             n_arr1: Default::default(),
             n_start: Default::default(),
             n_end: Default::default(),
+            held: Default::default(),
+            iss0_after: Default::default(),
+            iss1_after: Default::default(),
+            arr0_after: Default::default(),
+            arr1_after: Default::default(),
+            start_after: Default::default(),
+            end_after: Default::default(),
             n_entries: Default::default(),
             n_panel: Default::default(),
             n_k: Default::default(),
@@ -501,8 +518,9 @@ impl Logic for ColptrFetch {
         self.error_end.next = self.n_end.val();
         self.error_panel.next = self.n_panel.val();
         self.error_k.next = self.n_k.val();
+        self.held.next = self.n_valid.val();
         if self.complete.val() {
-            self.n_valid.next = false;
+            self.held.next = false;
             if (self.n_start.val() > self.n_end.val()) || (self.n_end.val() > self.n_entries.val()) {
                 self.error.next = true;
             } else {
@@ -527,11 +545,11 @@ impl Logic for ColptrFetch {
         if self.pushed.val() {
             self.count.d.next = self.after_pop.val() + self.one8.val();
         }
-        self.idle.next = !self.n_valid.val();
+        self.idle.next = !self.held.val();
         self.empty.next = !self.pushed.val() && (self.after_pop.val() == self.zero8.val());
 
         // Issue phase: the first missing burst.
-        self.req_valid.next = !self.halt.val() && self.n_valid.val() && !(self.n_iss0.val() && self.n_iss1.val());
+        self.req_valid.next = !self.halt.val() && self.held.val() && !(self.n_iss0.val() && self.n_iss1.val());
         self.req_addr.next = self.cur_b1.q.val();
         if !self.n_iss0.val() {
             self.req_addr.next = self.cur_b0.q.val();
@@ -543,11 +561,13 @@ impl Logic for ColptrFetch {
                 self.req_addr.next = self.n_b0.val();
             }
         }
+        self.iss0_after.next = self.n_iss0.val();
+        self.iss1_after.next = self.n_iss1.val();
         if self.req_valid.val() && self.req_ready.val() {
             if !self.n_iss0.val() {
-                self.n_iss0.next = true;
+                self.iss0_after.next = true;
             } else {
-                self.n_iss1.next = true;
+                self.iss1_after.next = true;
             }
             self.last_valid.d.next = true;
             self.last_addr.d.next = self.req_addr.val();
@@ -576,33 +596,37 @@ impl Logic for ColptrFetch {
                 }
             }
         }
+        self.arr0_after.next = self.n_arr0.val();
+        self.arr1_after.next = self.n_arr1.val();
+        self.start_after.next = self.n_start.val();
+        self.end_after.next = self.n_end.val();
         if self.resp_valid.val() {
             for w in 0..self.last_data.len() {
                 self.last_data[w].d.next = self.resp_data[w].val();
             }
             if !self.n_arr0.val() {
-                self.n_arr0.next = true;
-                self.n_start.next = self.resp_start.val();
+                self.arr0_after.next = true;
+                self.start_after.next = self.resp_start.val();
                 if !self.n_two.val() {
-                    self.n_end.next = self.resp_end.val();
+                    self.end_after.next = self.resp_end.val();
                 }
             } else {
-                self.n_arr1.next = true;
-                self.n_end.next = self.resp_end.val();
+                self.arr1_after.next = true;
+                self.end_after.next = self.resp_end.val();
             }
         }
 
-        self.cur_valid.d.next = self.n_valid.val();
+        self.cur_valid.d.next = self.held.val();
         self.cur_panel.d.next = self.n_panel.val();
         self.cur_k.d.next = self.n_k.val();
         self.cur_x.d.next = self.n_x.val();
         self.cur_entries.d.next = self.n_entries.val();
         self.cur_two.d.next = self.n_two.val();
-        self.cur_iss0.d.next = self.n_iss0.val();
-        self.cur_iss1.d.next = self.n_iss1.val();
-        self.cur_arr0.d.next = self.n_arr0.val();
-        self.cur_arr1.d.next = self.n_arr1.val();
-        self.cur_start.d.next = self.n_start.val();
-        self.cur_end.d.next = self.n_end.val();
+        self.cur_iss0.d.next = self.iss0_after.val();
+        self.cur_iss1.d.next = self.iss1_after.val();
+        self.cur_arr0.d.next = self.arr0_after.val();
+        self.cur_arr1.d.next = self.arr1_after.val();
+        self.cur_start.d.next = self.start_after.val();
+        self.cur_end.d.next = self.end_after.val();
     }
 }

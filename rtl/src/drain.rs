@@ -104,6 +104,11 @@ pub struct Drain {
     n_busy: Signal<Local, Bit>,
     n_row0: Signal<Local, Bits<32>>,
     n_count: Signal<Local, Bits<32>>,
+    // Busy after route's start, bursts queued after this cycle's write: locals of their own, so
+    // that `idle` and the request are not computed from a value rewritten after route or the
+    // memory port answered (Verilator would see a false combinational loop through them).
+    busy_after: Signal<Local, Bit>,
+    count_after: Signal<Local, Bits<32>>,
     n_head: Signal<Local, Bits<32>>,
     left: Signal<Local, Bits<32>>,
     bypass: Signal<Local, Bit>,
@@ -162,6 +167,8 @@ impl Drain {
             n_busy: Default::default(),
             n_row0: Default::default(),
             n_count: Default::default(),
+            busy_after: Default::default(),
+            count_after: Default::default(),
             n_head: Default::default(),
             left: Default::default(),
             bypass: Default::default(),
@@ -247,8 +254,9 @@ impl Logic for Drain {
 
         // Route starts the next panel (after the step).
         self.left.next = self.m.val() - self.n_row0.val();
+        self.busy_after.next = self.n_busy.val();
         if self.start.val() {
-            self.n_busy.next = true;
+            self.busy_after.next = true;
             self.r.d.next = self.zero16.val();
             self.first.d.next = self.zero32.val();
             self.rows.d.next = self.panel_rows.val();
@@ -256,7 +264,7 @@ impl Logic for Drain {
                 self.rows.d.next = self.left.val();
             }
         }
-        self.busy.d.next = self.n_busy.val();
+        self.busy.d.next = self.busy_after.val();
         self.row0.d.next = self.n_row0.val();
 
         // Issue phase: the oldest queued burst; if it was completed by this cycle's row, that
@@ -275,8 +283,9 @@ impl Logic for Drain {
         self.req_valid.next = self.n_count.val() != self.zero32.val();
         self.req_addr.next = self.y_base.val() + (self.written.q.val() << self.log_burst.val());
         self.n_head.next = self.head.q.val();
+        self.count_after.next = self.n_count.val();
         if self.req_valid.val() && self.req_ready.val() {
-            self.n_count.next = self.n_count.val() - self.one32.val();
+            self.count_after.next = self.n_count.val() - self.one32.val();
             self.written.d.next = self.written.q.val() + self.one32.val();
             self.n_head.next = self.head.q.val() + self.one32.val();
             if self.n_head.val() == self.ring_rows.val() {
@@ -284,7 +293,7 @@ impl Logic for Drain {
             }
         }
         self.head.d.next = self.n_head.val();
-        self.count.d.next = self.n_count.val();
-        self.pending.next = self.n_count.val() != self.zero32.val();
+        self.count.d.next = self.count_after.val();
+        self.pending.next = self.count_after.val() != self.zero32.val();
     }
 }

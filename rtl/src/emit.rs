@@ -110,6 +110,7 @@ pub fn emit<U: Block>(name: &str, mut uut: U, docs: &[PortDoc]) -> Result<Module
     let prefix = format!("{name}__");
     let verilog = map_identifiers(&verilog, |id, _| id.starts_with(&prefix).then(|| id.replace('$', "_")));
     let verilog = plain_port_names(name, &verilog);
+    let verilog = crate::split_always::split(&verilog);
     let ports = read_ports(name, &verilog, docs)?;
     Ok(Module { name: name.to_string(), verilog, ports })
 }

@@ -39,6 +39,7 @@ pub mod reg;
 pub mod reg_file;
 pub mod rlc_decoder;
 pub mod route;
+pub mod split_always;
 pub mod sram;
 pub mod widen;
 pub mod wiring;

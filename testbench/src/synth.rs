@@ -71,19 +71,12 @@ pub fn write_module(module: &Module, dir: &Path) -> Result<Vec<PathBuf>, SynthEr
     Ok(paths)
 }
 
-/// The one Verilator warning waived, and why (docs/synthesis.md): rust-hdl emits each block's
-/// `update` as a single `always @(*)`; where a block drives a sub-block's input and reads its
-/// output (the accumulator lane and its register file), Verilator's ordering sees that always
-/// block as one node and reports UNOPTFLAT, a performance note, although no combinational path
-/// leads from the output back to the input. Yosys's `check -assert` (run on every block) rejects
-/// real combinational loops at the cell level.
-pub const LINT_WAIVERS: &[&str] = &["-Wno-UNOPTFLAT"];
-
-/// `verilator --lint-only -Wall` over the files of one block, with only [`LINT_WAIVERS`].
+/// `verilator --lint-only -Wall` over the files of one block, with no warning waived: any
+/// `%Warning` fails it (UNOPTFLAT included: `lacuna_rtl::split_always` and phase-local signals
+/// keep the emitted always blocks free of false loops, docs/synthesis.md).
 pub fn lint(module: &str, files: &[PathBuf]) -> Result<(), SynthError> {
     let output = Command::new("verilator")
         .args(["--lint-only", "-Wall"])
-        .args(LINT_WAIVERS)
         .args(["--top-module", module])
         .args(files)
         .output()
