@@ -402,3 +402,45 @@ fn a_real_model_compiles_and_its_decode_trace_simulates_from_the_command_line() 
     std::fs::write(&img, &image).unwrap();
     assert_clean_error(&lacuna(&["simulate", d]), "image.bin: SHA-256");
 }
+
+/// `eval` end to end on a small text: one level, its perplexity and agreement beside the
+/// simulated decode step (the README's `eval` over four levels and whole texts takes minutes).
+#[test]
+fn eval_reports_accuracy_beside_speed_on_a_small_text() {
+    if lacuna_compiler::models::SMOLLM2_135M.locate().is_err()
+        && std::env::var("LACUNA_REQUIRE_MODELS").as_deref() != Ok("1")
+    {
+        return eprintln!("skipped: SmolLM2 is not in the model cache (scripts/fetch-models.sh)");
+    }
+    let out = tempfile::tempdir().unwrap();
+    let o = lacuna(&[
+        "eval",
+        "smollm2-135m",
+        "--levels",
+        "50",
+        "--docs",
+        "1",
+        "--calibration-docs",
+        "1",
+        "--max-tokens",
+        "16",
+        "--numerics",
+        "f32",
+        "--json",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let row = &v["rows"][0];
+    assert_eq!(row["level_percent"], 50.0);
+    let ppl = row["perplexity"].as_f64().unwrap();
+    assert!(ppl.is_finite() && ppl > 1.0, "{row}");
+    let agree = row["top1_agreement_with_dense"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&agree), "{row}");
+    assert!(row["perplexity_core"].is_null(), "--numerics f32 measures f32 products only: {row}");
+    let speedup = row["speedup_vs_dense"].as_f64().unwrap();
+    assert!(speedup > 1.0 && speedup < 10.0, "50/50 must be faster than dense, within reason: {row}");
+    assert!(row["energy_uj_per_token"].as_f64().unwrap() < row["dense_energy_uj_per_token"].as_f64().unwrap());
+    assert!(out.path().join("eval.json").exists() && out.path().join("eval.csv").exists());
+}

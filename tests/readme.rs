@@ -1,9 +1,13 @@
 //! The README's commands as written: every `lacuna ...` and `cargo run ... -- ...` line of its
-//! code blocks (continuation lines joined, comments and pipes cut) is accepted by the command
-//! line parser, so a renamed flag or subcommand cannot leave the README behind. The commands are
-//! parsed (`LACUNA_PARSE_ONLY=1`), not run: most need the real model, minutes of compute or a GPU;
-//! what they do is covered by the other CLI tests.
+//! code blocks (continuation lines joined) is accepted by the command line parser, and then run,
+//! in the README's order, in a scratch directory holding the files the README assumes a user has
+//! (`w.npy`, `model.safetensors`, `model.gguf`, `x.npy`) and the repository's `traces/`. The few
+//! that take minutes ([`LONG`]) run only with `LACUNA_README_ALL=1` (`scripts/readme-check.sh`
+//! runs them all on the release build); their code paths run on small inputs in the tests named.
 
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 
 /// Splits a command line into words, honouring double quotes.
@@ -26,8 +30,8 @@ fn words(line: &str) -> Vec<String> {
     out
 }
 
-/// The argument lists of the README's `lacuna` commands.
-fn readme_commands() -> Vec<Vec<String>> {
+/// The README's code lines, continuation lines joined, as written.
+fn readme_lines() -> Vec<String> {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let mut lines: Vec<String> = Vec::new();
     let mut joined = String::new();
@@ -42,6 +46,22 @@ fn readme_commands() -> Vec<Vec<String>> {
         }
     }
     lines
+}
+
+/// A README line as a `lacuna` command line (`cargo run --release -- ARGS` is `lacuna ARGS`).
+fn as_lacuna(line: &str) -> Option<String> {
+    if line.starts_with("lacuna ") {
+        Some(line.to_string())
+    } else if line.starts_with("cargo run") {
+        line.split_once(" -- ").map(|(_, rest)| format!("lacuna {rest}"))
+    } else {
+        None
+    }
+}
+
+/// The argument lists of the README's `lacuna` commands.
+fn readme_commands() -> Vec<Vec<String>> {
+    readme_lines()
         .iter()
         .filter_map(|l| {
             let l = l.split(" # ").next().unwrap().split(" | ").next().unwrap().trim();
@@ -71,4 +91,79 @@ fn every_lacuna_command_of_the_readme_parses_as_written() {
         .output()
         .unwrap();
     assert!(!o.status.success());
+}
+
+/// README commands that take minutes, and the tests that run their code on small inputs.
+const LONG: &[(&str, &str)] = &[
+    // The main job: the paper's six shapes x three levels and every baseline (~30 s release).
+    ("lacuna simulate", "tests/cli.rs: simulate_reports_the_core_and_every_baseline_with_the_documented_keys"),
+    // The kernels on the six shapes, timed with repetitions (~70 s release).
+    ("lacuna spmspv", "tests/cli.rs: spmspv_runs_a_small_workload_bit_exactly_and_labels_it_synthetic"),
+    // Perplexity over whole texts at four levels (minutes).
+    (
+        "lacuna eval smollm2-135m --levels 0,30,50,70 --out eval/",
+        "tests/cli.rs: eval_reports_accuracy_beside_speed_on_a_small_text",
+    ),
+    // Yosys on every `edge` block (minutes).
+    ("lacuna emit-verilog --arch edge -o verilog/ --check", "testbench/tests/synthesis.rs"),
+];
+
+/// The command part of a README line (a trailing `# comment` cut).
+fn command_of(line: &str) -> &str {
+    line.split(" # ").next().unwrap().trim()
+}
+
+/// The files the README's examples assume a user has, in `dir`.
+fn users_files(dir: &Path) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::os::unix::fs::symlink(root.join("traces"), dir.join("traces")).unwrap();
+    common::write_npy(&dir.join("w.npy"), 200, 96);
+    // A Hugging Face style checkpoint with the tensor the README encodes (64 x 96, FP32).
+    let down = common::write_npy(&dir.join("down.npy"), 64, 96);
+    let bytes: Vec<u8> = down.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![64, 96], &bytes).unwrap();
+    let file = safetensors::serialize(vec![("model.layers.0.mlp.down_proj.weight".to_string(), view)], None).unwrap();
+    std::fs::write(dir.join("model.safetensors"), file).unwrap();
+    common::write_x_npy(&dir.join("x.npy"), 96);
+    let gguf = lacuna_compiler::models::SMOLLM2_135M.locate().unwrap();
+    std::os::unix::fs::symlink(gguf, dir.join("model.gguf")).unwrap();
+}
+
+#[test]
+fn every_lacuna_command_of_the_readme_runs_as_written() {
+    if lacuna_compiler::models::SMOLLM2_135M.locate().is_err()
+        && std::env::var("LACUNA_REQUIRE_MODELS").as_deref() != Ok("1")
+    {
+        return eprintln!("skipped: SmolLM2 is not in the model cache (scripts/fetch-models.sh)");
+    }
+    let all = std::env::var("LACUNA_README_ALL").as_deref() == Ok("1");
+    let lines: Vec<String> = readme_lines().iter().filter_map(|l| as_lacuna(l)).collect();
+    for (long, _) in LONG {
+        assert!(lines.iter().any(|l| command_of(l) == *long), "`{long}` is no longer in the README: update LONG");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    users_files(dir.path());
+    let bin = Path::new(env!("CARGO_BIN_EXE_lacuna")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let mut ran = 0;
+    for line in &lines {
+        if !all && LONG.iter().any(|(long, _)| command_of(line) == *long) {
+            continue;
+        }
+        let o = Command::new("bash").args(["-c", line]).current_dir(dir.path()).env("PATH", &path).output().unwrap();
+        let err = common::stderr(&o);
+        if line.contains("--engine gpu") && !o.status.success() && err.contains("no CUDA driver found") {
+            // The README says so: without a GPU, one error line.
+            common::assert_clean_error(&o, "error: no CUDA driver found (");
+        } else {
+            assert!(o.status.success(), "`{line}` failed:\n{err}");
+            assert!(!err.contains("error") && !err.contains("panicked"), "`{line}`:\n{err}");
+        }
+        if line.contains(" | head") {
+            assert_eq!(common::stdout(&o).lines().count(), 10, "`{line}`");
+            assert!(err.is_empty(), "`{line}`: a closed pipe must end the output quietly:\n{err}");
+        }
+        ran += 1;
+    }
+    assert!(ran + if all { 0 } else { LONG.len() } == lines.len() && ran >= 15, "{ran} of {} ran", lines.len());
 }
