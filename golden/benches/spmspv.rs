@@ -7,7 +7,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use lacuna_compiler::workload::{Shape, SyntheticWorkload, PAPER_SHAPES};
 use lacuna_golden::dense::{DenseF16Gemv, FaerGemv};
-use lacuna_golden::CpuKernel;
+use lacuna_golden::{CpuKernel, Decode};
 use lacuna_spec::ActivationFilter;
 use std::time::Duration;
 
@@ -37,6 +37,14 @@ fn bench(c: &mut Criterion) {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap();
                 g.bench_function(BenchmarkId::new("sparse_rlc", format!("{t}t")), |b| {
                     pool.install(|| b.iter(|| CpuKernel::run(&m, &w.activations, ActivationFilter::NONZERO).unwrap()))
+                });
+                // The scalar decoder beside the AVX-512 one (the same where the CPU has none).
+                g.bench_function(BenchmarkId::new("sparse_rlc_scalar", format!("{t}t")), |b| {
+                    pool.install(|| {
+                        b.iter(|| {
+                            CpuKernel::run_with(&m, &w.activations, ActivationFilter::NONZERO, Decode::Scalar).unwrap()
+                        })
+                    })
                 });
                 g.bench_function(BenchmarkId::new("dense_f32_faer", format!("{t}t")), |b| {
                     pool.install(|| b.iter(|| faer.run(&xf, t)))

@@ -17,5 +17,5 @@ pub mod dense;
 pub mod spmspv;
 
 pub use bound::{check_against_dense, BoundReport};
-pub use cpu_kernel::CpuKernel;
+pub use cpu_kernel::{CpuKernel, Decode};
 pub use spmspv::column_order;

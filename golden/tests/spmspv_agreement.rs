@@ -4,7 +4,7 @@
 use half::f16;
 use lacuna_compiler::workload::{Shape, SyntheticWorkload};
 use lacuna_golden::dense::{gemv_f32_sequential, FaerGemv};
-use lacuna_golden::{check_against_dense, column_order, CpuKernel};
+use lacuna_golden::{check_against_dense, column_order, CpuKernel, Decode};
 use lacuna_spec::{ActivationFilter, Activations, DenseMatrix, RlcMatrix};
 use proptest::prelude::*;
 
@@ -41,8 +41,11 @@ proptest! {
         let golden = column_order(&RlcMatrix::encode(&w, None).unwrap(), &x, filter).unwrap();
         let m = RlcMatrix::encode(&w, Some(panel_rows)).unwrap();
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        let fast = pool.install(|| CpuKernel::run(&m, &x, filter).unwrap());
-        prop_assert_eq!(bits(&fast), bits(&golden));
+        // Both decoders (AVX-512 where this CPU has it, and the scalar one) give the golden's bits.
+        for decode in [Decode::Auto, Decode::Scalar] {
+            let fast = pool.install(|| CpuKernel::run_with(&m, &x, filter, decode).unwrap());
+            prop_assert_eq!(bits(&fast), bits(&golden), "{:?}", decode);
+        }
     }
 
     #[test]
@@ -91,8 +94,10 @@ fn the_paper_workload_agrees_across_golden_kernel_and_faer() {
         let filter = ActivationFilter::NONZERO;
         let m = RlcMatrix::encode(&wl.weights, Some(CpuKernel::PANEL_ROWS)).unwrap();
         let golden = column_order(&m, &wl.activations, filter).unwrap();
-        let fast = CpuKernel::run(&m, &wl.activations, filter).unwrap();
-        assert_eq!(bits(&fast), bits(&golden));
+        for decode in [Decode::Auto, Decode::Scalar] {
+            let fast = CpuKernel::run_with(&m, &wl.activations, filter, decode).unwrap();
+            assert_eq!(bits(&fast), bits(&golden), "{decode:?}");
+        }
         assert!(check_against_dense(&wl.weights, wl.activations.as_slice(), filter, &golden).passed());
         // faer adds in its own (blocked, vectorised) order; any order of n exact terms obeys
         // the same gamma(n - 1) bound, so it is checked against dense f64 the same way.
