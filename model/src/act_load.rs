@@ -4,7 +4,7 @@
 //! `loaded(now)` is how many bytes (from x's start) are in the SRAM in cycle `now`. Bursts complete
 //! in issue order (memory contract), so the loaded prefix only grows.
 
-use crate::memory::{Memory, Traffic};
+use crate::memory::{Memory, MemClient};
 use std::collections::VecDeque;
 
 /// The activation loader.
@@ -49,7 +49,7 @@ impl ActLoad {
         if self.next >= self.x_base + self.x_bytes {
             return false;
         }
-        match mem.request_at(now, Traffic::Activations, self.next) {
+        match mem.request_at(now, MemClient::Activations, self.next) {
             Some(done) => {
                 self.next += mem.burst();
                 self.in_flight.push_back((done, self.next - self.x_base));

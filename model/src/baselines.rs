@@ -16,7 +16,7 @@
 //!   offset per 64x64 tile), no activation skipping, all M*K MACs at C per cycle.
 
 use crate::energy::{Energy, EnergyTable};
-use crate::memory::{Memory, Traffic};
+use crate::memory::{Memory, MemClient};
 use crate::{simulate, Counters, Job, SimError};
 use half::f16;
 use lacuna_spec::numerics::is_zero;
@@ -90,7 +90,7 @@ pub fn roofline_cycles(arch: &Arch, ideal_bytes: u64) -> f64 {
 pub fn stream_cycles(arch: &Arch, read_bursts: u64, compute: u64, write_bursts: u64) -> u64 {
     let mut mem = Memory::new(&arch.memory);
     let mut t = 0u64;
-    let issue = |n: u64, kind: Traffic, t: &mut u64, mem: &mut Memory| {
+    let issue = |n: u64, kind: MemClient, t: &mut u64, mem: &mut Memory| {
         let mut left = n;
         while left > 0 {
             mem.tick(*t);
@@ -102,10 +102,10 @@ pub fn stream_cycles(arch: &Arch, read_bursts: u64, compute: u64, write_bursts: 
             }
         }
     };
-    issue(read_bursts, Traffic::Values, &mut t, &mut mem);
+    issue(read_bursts, MemClient::Values, &mut t, &mut mem);
     let loaded = mem.last_completion().max(compute);
     t = t.max(loaded);
-    issue(write_bursts, Traffic::Outputs, &mut t, &mut mem);
+    issue(write_bursts, MemClient::Outputs, &mut t, &mut mem);
     mem.last_completion().max(loaded)
 }
 

@@ -9,7 +9,7 @@
 //! first); it enters the buffer when all are issued, and is ready when all have arrived. Markers
 //! enter the buffer ready.
 
-use crate::memory::{Memory, Traffic};
+use crate::memory::{Memory, MemClient};
 use crate::slice::{Column, Slice, Token};
 use lacuna_spec::job::PanelLayout;
 use std::collections::VecDeque;
@@ -28,7 +28,7 @@ pub struct ChunkFetch {
     next_chunk: u64,
     issuing: Option<Issuing>,
     /// The issuing slice's missing bursts, in order (a buffer kept across slices).
-    to_issue: VecDeque<(Traffic, u64)>,
+    to_issue: VecDeque<(MemClient, u64)>,
     last_values: Option<(u64, u64)>,
     last_runs: Option<(u64, u64)>,
     /// Slices fetched or in flight, with the cycle they are ready.
@@ -104,8 +104,8 @@ impl ChunkFetch {
         let pl = layout[c.panel as usize];
         let mut iss = Issuing { slice, ready: now };
         let streams = [
-            (Traffic::Values, pl.values + 2 * j * self.chunk, 2 * self.chunk, self.last_values),
-            (Traffic::Runs, pl.runs + j * self.chunk / 2, self.chunk / 2, self.last_runs),
+            (MemClient::Values, pl.values + 2 * j * self.chunk, 2 * self.chunk, self.last_values),
+            (MemClient::Runs, pl.runs + j * self.chunk / 2, self.chunk / 2, self.last_runs),
         ];
         for (kind, start, len, last) in streams {
             let mut b = mem.burst_of(start);
@@ -126,7 +126,7 @@ impl ChunkFetch {
     }
 
     /// The burst the issue phase would ask for: the issuing slice's next missing one, if any.
-    pub fn wanted(&self) -> Option<(Traffic, u64)> {
+    pub fn wanted(&self) -> Option<(MemClient, u64)> {
         self.issuing.as_ref().and(self.to_issue.front().copied())
     }
 
@@ -137,7 +137,7 @@ impl ChunkFetch {
         let Some(done) = mem.request_at(now, kind, addr) else { return false };
         iss.ready = iss.ready.max(done);
         match kind {
-            Traffic::Values => self.last_values = Some((addr, done)),
+            MemClient::Values => self.last_values = Some((addr, done)),
             _ => self.last_runs = Some((addr, done)),
         }
         self.to_issue.pop_front();

@@ -7,7 +7,7 @@
 //! unless the column is empty. Markers pass through when the column queue has room.
 
 use crate::act_scan::ActiveColumn;
-use crate::memory::{Memory, Traffic};
+use crate::memory::{Memory, MemClient};
 use crate::slice::{Column, Token};
 use crate::PanelData;
 use std::collections::VecDeque;
@@ -132,7 +132,7 @@ impl ColptrFetch {
     pub fn issue(&mut self, now: u64, mem: &mut Memory) -> bool {
         let Some(c) = self.cur.as_mut() else { return false };
         let Some(i) = (0..c.n).find(|&i| c.ready[i].is_none()) else { return false };
-        match mem.request_at(now, Traffic::Colptr, c.bursts[i]) {
+        match mem.request_at(now, MemClient::Colptr, c.bursts[i]) {
             Some(done) => {
                 c.ready[i] = Some(done);
                 // The same burst may hold both pointers' halves only when n == 1; nothing to share.

@@ -11,7 +11,7 @@
 //! (e.g. empty panels back to back on a narrow port).
 
 use crate::accumulator::Accumulator;
-use crate::memory::{Memory, Traffic};
+use crate::memory::{Memory, MemClient};
 use std::collections::VecDeque;
 
 /// The drain unit.
@@ -109,7 +109,7 @@ impl Drain {
         if self.writes.is_empty() {
             return false;
         }
-        match mem.request_at(now, Traffic::Outputs, self.writes[0]) {
+        match mem.request_at(now, MemClient::Outputs, self.writes[0]) {
             Some(done) => {
                 self.writes.pop_front();
                 self.last_write_done = self.last_write_done.max(done);

@@ -10,20 +10,8 @@
 use lacuna_spec::arch::MemoryParams;
 use std::collections::VecDeque;
 
-/// Who asked, for the byte counters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub enum Traffic {
-    /// Activation loads.
-    Activations,
-    /// Column pointers.
-    Colptr,
-    /// FP16 values.
-    Values,
-    /// Run lengths.
-    Runs,
-    /// Output writes.
-    Outputs,
-}
+/// Who asked, for the byte counters and the request log: the spec's memory clients.
+pub use lacuna_spec::MemClient;
 
 /// Bytes moved, by kind (whole bursts).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -55,7 +43,7 @@ pub struct MemRequest {
     /// The cycle it was accepted.
     pub cycle: u64,
     /// Who asked.
-    pub kind: Traffic,
+    pub kind: MemClient,
     /// The burst's address.
     pub addr: u64,
     /// The cycle it completes.
@@ -112,7 +100,7 @@ impl Memory {
 
     /// Asks for one burst in cycle `now`; returns its completion cycle, or `None` when the port
     /// already accepted a request this cycle or `max_outstanding` are in flight.
-    pub fn request(&mut self, now: u64, kind: Traffic) -> Option<u64> {
+    pub fn request(&mut self, now: u64, kind: MemClient) -> Option<u64> {
         if self.accepted_at == Some(now) || self.in_flight.len() >= self.max_outstanding {
             return None;
         }
@@ -124,11 +112,11 @@ impl Memory {
         let b = &mut self.bytes;
         b.requests += 1;
         match kind {
-            Traffic::Activations => b.activations += self.burst,
-            Traffic::Colptr => b.colptr += self.burst,
-            Traffic::Values => b.values += self.burst,
-            Traffic::Runs => b.runs += self.burst,
-            Traffic::Outputs => b.outputs += self.burst,
+            MemClient::Activations => b.activations += self.burst,
+            MemClient::Colptr => b.colptr += self.burst,
+            MemClient::Values => b.values += self.burst,
+            MemClient::Runs => b.runs += self.burst,
+            MemClient::Outputs => b.outputs += self.burst,
         }
         Some(done)
     }
@@ -139,7 +127,7 @@ impl Memory {
     }
 
     /// `request`, with the burst's address for the log.
-    pub fn request_at(&mut self, now: u64, kind: Traffic, addr: u64) -> Option<u64> {
+    pub fn request_at(&mut self, now: u64, kind: MemClient, addr: u64) -> Option<u64> {
         let done = self.request(now, kind)?;
         if let Some(log) = self.log.as_mut() {
             log.push(MemRequest { cycle: now, kind, addr, done });
@@ -180,35 +168,35 @@ mod tests {
     #[test]
     fn a_lone_request_completes_after_latency_plus_its_beats() {
         let mut m = mem(16, 10, 4, 64);
-        assert_eq!(m.request(5, Traffic::Values), Some(5 + 10 + 4));
+        assert_eq!(m.request(5, MemClient::Values), Some(5 + 10 + 4));
     }
 
     #[test]
     fn one_request_is_accepted_per_cycle() {
         let mut m = mem(64, 10, 4, 64);
-        assert!(m.request(0, Traffic::Values).is_some());
-        assert_eq!(m.request(0, Traffic::Runs), None);
-        assert!(m.request(1, Traffic::Runs).is_some());
+        assert!(m.request(0, MemClient::Values).is_some());
+        assert_eq!(m.request(0, MemClient::Runs), None);
+        assert!(m.request(1, MemClient::Runs).is_some());
     }
 
     #[test]
     fn back_to_back_requests_stream_at_the_bus_bandwidth() {
         // 64-byte bursts on a 16-byte bus: one completion every 4 cycles once the pipe is full.
         let mut m = mem(16, 10, 64, 64);
-        let done: Vec<u64> = (0..5).map(|t| m.request(t, Traffic::Values).unwrap()).collect();
+        let done: Vec<u64> = (0..5).map(|t| m.request(t, MemClient::Values).unwrap()).collect();
         assert_eq!(done, vec![14, 18, 22, 26, 30]);
     }
 
     #[test]
     fn the_outstanding_limit_holds_requests_until_one_completes() {
         let mut m = mem(64, 10, 2, 64);
-        assert_eq!(m.request(0, Traffic::Values), Some(11));
-        assert_eq!(m.request(1, Traffic::Values), Some(12));
+        assert_eq!(m.request(0, MemClient::Values), Some(11));
+        assert_eq!(m.request(1, MemClient::Values), Some(12));
         m.tick(2);
-        assert_eq!(m.request(2, Traffic::Values), None);
+        assert_eq!(m.request(2, MemClient::Values), None);
         assert_eq!(m.next_free(), Some(11));
         m.tick(11);
-        assert_eq!(m.request(11, Traffic::Values), Some(22));
+        assert_eq!(m.request(11, MemClient::Values), Some(22));
         assert_eq!(m.bytes.values, 3 * 64);
     }
 }

@@ -51,16 +51,17 @@ use rust_hdl::prelude::*;
 /// Panels the job interface's panel table holds.
 pub const MAX_PANELS: usize = 256;
 
-/// Error codes on `error_code`.
+/// Error codes on `error_code`: the spec's [`FaultCode`]s.
 pub mod error_code {
+    use lacuna_spec::FaultCode;
     /// No error.
-    pub const NONE: u64 = 0;
+    pub const NONE: u64 = FaultCode::None.code();
     /// An entry decodes to a row past its panel.
-    pub const RUN_OVERRUN: u64 = 1;
+    pub const RUN_OVERRUN: u64 = FaultCode::RunOverrun.code();
     /// `colptr[k] > colptr[k+1]` or `colptr[k+1] > entries`.
-    pub const BAD_COLUMN_POINTER: u64 = 2;
+    pub const BAD_COLUMN_POINTER: u64 = FaultCode::BadColumnPointer.code();
     /// The job does not fit the RTL (see the module docs).
-    pub const UNSUPPORTED_JOB: u64 = 3;
+    pub const UNSUPPORTED_JOB: u64 = FaultCode::UnsupportedJob.code();
 }
 
 /// The ports of [`Core`].
@@ -98,7 +99,7 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("error_a", "code 1: the row; code 2: colptr[k]"),
     ("error_b", "code 2: colptr[k+1]"),
     ("invalid", "an Inf or NaN product or sum was seen (until the next start)"),
-    ("mem_req_client", "probe: who asks: 0 drain, 1 act_load, 2 colptr_fetch, 3 chunk_fetch values, 4 runs"),
+    ("mem_req_client", "probe: who asks: 0 drain, 1 act_load, 2 colptr_fetch, 3 chunk_fetch values, 4 chunk_fetch runs"),
     ("act_loaded", "probe: bytes of x in the activation SRAM"),
     ("drain_panel", "probe: the panel route hands to drain this cycle"),
     ("lane_ports_used", "probe: lane l issued on every write port this cycle"),

@@ -175,6 +175,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_client_ids_the_ports_document_are_the_specs() {
+        let legend = lacuna_spec::MemClient::legend();
+        for (ports, name) in [(mem_port::PORTS, "req_client"), (core::PORTS, "mem_req_client")] {
+            let doc = ports.iter().find(|(p, _)| *p == name).unwrap().1;
+            assert!(doc.ends_with(&legend), "{name}: `{doc}` does not list `{legend}`");
+        }
+    }
+
+    #[test]
     fn an_arch_too_large_for_the_rtl_is_refused_with_the_parameter_named() {
         let mut arch = lacuna_spec::Arch::preset("tiny").unwrap();
         arch.core.lanes = 64;

@@ -26,6 +26,7 @@
 use crate::reg::Reg;
 use crate::sram::Sram;
 use crate::wiring::{constant, many};
+use lacuna_spec::MemClient;
 use rust_hdl::prelude::*;
 
 /// The ports of [`MemPort`] as a top (block-level co-simulation).
@@ -57,15 +58,15 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("chunk_resp", "the response is chunk_fetch's"),
     ("chunk_resp_runs", "it is a run burst"),
     ("outstanding", "requests accepted and not yet answered"),
-    ("req_client", "the granted client: 0 drain, 1 act_load, 2 colptr_fetch, 3 chunk values, 4 chunk runs"),
+    ("req_client", "the granted client: 0 drain, 1 act_load, 2 colptr_fetch, 3 chunk_fetch values, 4 chunk_fetch runs"),
 ];
 
-/// Client ids in the response FIFO.
-const DRAIN: u64 = 0;
-const ACT: u64 = 1;
-const COLPTR: u64 = 2;
-const VALUES: u64 = 3;
-const RUNS: u64 = 4;
+/// Client ids in the response FIFO: the spec's [`MemClient::id`]s.
+const DRAIN: u64 = MemClient::Outputs.id();
+const ACT: u64 = MemClient::Activations.id();
+const COLPTR: u64 = MemClient::Colptr.id();
+const VALUES: u64 = MemClient::Values.id();
+const RUNS: u64 = MemClient::Runs.id();
 
 /// The memory port arbiter and response router.
 #[derive(LogicBlock)]

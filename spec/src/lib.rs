@@ -6,18 +6,24 @@
 //! - [`rlc`]: the RLC-CSC sparse format, bit for bit, with its encoder, decoder and row panels;
 //! - [`rlc_file`]: the `.rlc` on-disk format and its validating reader;
 //! - [`numerics`]: the FP16 x FP16 -> FP32 datapath rules and the activation filter;
-//! - [`dense`]: the dense FP16 matrix the formats encode.
+//! - [`dense`]: the dense FP16 matrix the formats encode;
+//! - [`memory_client`]: the clients of the memory port and their ids;
+//! - [`fault`]: the fault codes a core job can end with.
 #![warn(missing_docs)]
 
 pub mod arch;
 pub mod dense;
+pub mod fault;
 pub mod job;
+pub mod memory_client;
 pub mod numerics;
 pub mod rlc;
 pub mod rlc_file;
 
 pub use arch::{Arch, ArchError, ArchHash, Datapath};
 pub use dense::DenseMatrix;
+pub use fault::FaultCode;
+pub use memory_client::MemClient;
 pub use numerics::{ActivationFilter, Activations};
 pub use rlc::{Entry, JobBytes, RlcCsc, RlcError, RlcMatrix, StorageStats};
 pub use rlc_file::{read_rlc, read_rlc_file, write_rlc, write_rlc_file, RlcFileError};

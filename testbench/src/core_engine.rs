@@ -9,16 +9,16 @@
 
 use crate::model::{PortId, Verilated};
 use crate::RtlError;
-use lacuna_model::memory::{Memory, Traffic};
+use lacuna_model::memory::{MemClient, Memory};
 use lacuna_model::Job;
-use lacuna_spec::Arch;
+use lacuna_spec::{Arch, FaultCode};
 use std::collections::VecDeque;
 
 /// A fault the core reported (its `error_*` outputs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct CoreFault {
-    /// `rtl::core::error_code`.
-    pub code: u64,
+    /// The code on the RTL's `error_code`.
+    pub code: FaultCode,
     /// Panel.
     pub panel: u64,
     /// Column.
@@ -62,6 +62,9 @@ pub enum CoreError {
         "the RTL core refused the job (more than 256 panels, panels not filling whole bursts of y, or x too large)"
     )]
     Refused,
+    /// `error_code` carried a value that is no [`FaultCode`].
+    #[error("the RTL core reported fault code {0}, which the spec does not define")]
+    UnknownFaultCode(u64),
 }
 
 /// The core's ports, looked up once.
@@ -222,7 +225,7 @@ pub fn run_core(
         if rtl.get(ports.mem_req_valid) == 1 {
             let write = rtl.get(ports.mem_req_write) == 1;
             let addr = rtl.get(ports.mem_req_addr);
-            let kind = if write { Traffic::Outputs } else { Traffic::Values };
+            let kind = if write { MemClient::Outputs } else { MemClient::Values };
             if let Some(done) = mem.request(t, kind) {
                 accepted = true;
                 flight.push_back((done, addr, write));
@@ -245,13 +248,13 @@ pub fn run_core(
         }
         if fault.is_none() && rtl.get(ports.error[0]) == 1 {
             // The error registers show a fault raised in the previous cycle.
-            fault = Some(read_fault(&rtl, &ports, t.saturating_sub(1)));
+            fault = Some(read_fault(&rtl, &ports, t.saturating_sub(1))?);
         }
         if rtl.get(ports.done) == 1 {
             // A fault raised in the last cycle is in the registers after this edge.
             rtl.eval();
             if fault.is_none() && rtl.get(ports.error[0]) == 1 {
-                fault = Some(read_fault(&rtl, &ports, t));
+                fault = Some(read_fault(&rtl, &ports, t)?);
             }
             let y_at = layout.y as usize;
             let y = (0..job.rows as usize)
@@ -270,14 +273,15 @@ pub fn run_core(
     Err(CoreError::Timeout(max_cycles))
 }
 
-fn read_fault(rtl: &Verilated, ports: &Ports, cycle: u64) -> CoreFault {
+fn read_fault(rtl: &Verilated, ports: &Ports, cycle: u64) -> Result<CoreFault, CoreError> {
     let e = &ports.error;
-    CoreFault {
-        code: rtl.get(e[1]),
+    let code = rtl.get(e[1]);
+    Ok(CoreFault {
+        code: FaultCode::from_code(code).ok_or(CoreError::UnknownFaultCode(code))?,
         panel: rtl.get(e[2]),
         col: rtl.get(e[3]),
         a: rtl.get(e[4]),
         b: rtl.get(e[5]),
         cycle,
-    }
+    })
 }

@@ -11,9 +11,8 @@
 
 pub use crate::case::{named_cases, Case, CaseError, PanelArrays, NAMED_CASES};
 use crate::core_engine::{run_core, CoreError, CoreFault, CoreRun};
-use lacuna_model::memory::Traffic;
 use lacuna_model::{simulate_logged, Fault};
-use lacuna_spec::{Activations, Arch};
+use lacuna_spec::{Activations, Arch, FaultCode, MemClient};
 use serde::Serialize;
 
 /// One memory request: the cycle it was accepted, the client (`rtl::mem_port` ids: 0 drain,
@@ -28,15 +27,9 @@ pub struct Request {
     pub addr: u64,
 }
 
-/// A client's name.
+/// The block behind a client id ([`MemClient::id`]).
 pub fn client_name(id: u64) -> &'static str {
-    match id {
-        0 => "drain",
-        1 => "act_load",
-        2 => "colptr_fetch",
-        3 | 4 => "chunk_fetch",
-        _ => "unknown",
-    }
+    MemClient::from_id(id).map_or("unknown", MemClient::block)
 }
 
 /// What an engine computed for one case.
@@ -100,10 +93,10 @@ impl Engine for GoldenEngine {
 pub fn fault_report(f: &Fault) -> CoreFault {
     match *f {
         Fault::RunOverrunsColumn { panel, col, row, cycle } => {
-            CoreFault { code: 1, panel: panel as u64, col: col as u64, a: row, b: 0, cycle }
+            CoreFault { code: FaultCode::RunOverrun, panel: panel as u64, col: col as u64, a: row, b: 0, cycle }
         }
         Fault::BadColumnPointer { panel, col, start, end, cycle } => {
-            CoreFault { code: 2, panel: panel as u64, col: col as u64, a: start, b: end, cycle }
+            CoreFault { code: FaultCode::BadColumnPointer, panel: panel as u64, col: col as u64, a: start, b: end, cycle }
         }
     }
 }
@@ -119,13 +112,7 @@ impl Engine for ModelEngine {
             .iter()
             .map(|q| Request {
                 cycle: q.cycle,
-                client: match q.kind {
-                    Traffic::Outputs => 0,
-                    Traffic::Activations => 1,
-                    Traffic::Colptr => 2,
-                    Traffic::Values => 3,
-                    Traffic::Runs => 4,
-                },
+                client: q.kind.id(),
                 addr: q.addr,
             })
             .collect();

@@ -7,7 +7,7 @@
 use half::f16;
 use lacuna_model::act_load::ActLoad;
 use lacuna_model::act_scan::ActScan;
-use lacuna_model::memory::{Memory, Traffic};
+use lacuna_model::memory::{Memory, MemClient};
 use lacuna_model::slice::Token;
 use lacuna_spec::{ActivationFilter, Arch};
 use lacuna_testbench::model::{PortId, Verilated};
@@ -74,7 +74,7 @@ fn act_path_matches_the_model(preset: &str, seed: u64) {
         let loaded = load.loaded(t);
         scan.step(&x, loaded, filter);
         if rng.random_bool(0.2) {
-            let _ = mem.request(t, Traffic::Outputs);
+            let _ = mem.request(t, MemClient::Outputs);
         }
         let wants = next_offset < 2 * k_len as u64;
         let accepted = load.issue(t, &mut mem);

@@ -7,7 +7,7 @@
 
 use half::f16;
 use lacuna_model::chunk_fetch::ChunkFetch;
-use lacuna_model::memory::{Memory, Traffic};
+use lacuna_model::memory::{Memory, MemClient};
 use lacuna_model::slice::{Column, Token};
 use lacuna_spec::job::{JobLayout, PanelLengths};
 use lacuna_spec::Arch;
@@ -126,12 +126,12 @@ fn chunk_fetch_matches_the_model(preset: &str, seed: u64) -> u64 {
         let took = input.len() < before;
         // Drain, act_load and colptr_fetch come first in the issue phase.
         if rng.random_bool(0.25) {
-            let _ = mem.request(t, Traffic::Colptr);
+            let _ = mem.request(t, MemClient::Colptr);
         }
         let wanted = fetch.wanted();
         let accepted = fetch.issue(t, &mut mem);
         if let (true, Some((kind, addr))) = (accepted, wanted) {
-            responses.push_back((mem.last_completion(), addr, kind == Traffic::Runs));
+            responses.push_back((mem.last_completion(), addr, kind == MemClient::Runs));
         }
 
         rtl.set(in_valid, valid);
@@ -195,7 +195,7 @@ fn chunk_fetch_matches_the_model(preset: &str, seed: u64) -> u64 {
         assert_eq!(rtl.get(req_valid) == 1, wanted.is_some(), "{}", at("burst wanted"));
         if let Some((kind, addr)) = wanted {
             let got = (rtl.get(req_addr), rtl.get(req_runs) == 1);
-            assert_eq!(got, (addr, kind == Traffic::Runs), "{}", at("request"));
+            assert_eq!(got, (addr, kind == MemClient::Runs), "{}", at("request"));
         }
         assert_eq!(rtl.get(idle) == 1, fetch.idle(), "{}", at("idle"));
         assert_eq!(rtl.get(empty) == 1, fetch.buffer.is_empty(), "{}", at("buffer empty after the cycle"));

@@ -8,7 +8,7 @@
 use half::f16;
 use lacuna_model::act_scan::ActiveColumn;
 use lacuna_model::colptr_fetch::ColptrFetch;
-use lacuna_model::memory::{Memory, Traffic};
+use lacuna_model::memory::{Memory, MemClient};
 use lacuna_model::slice::Token;
 use lacuna_model::PanelData;
 use lacuna_spec::Arch;
@@ -133,7 +133,7 @@ fn colptr_fetch_matches_the_model(preset: &str, seed: u64) -> bool {
         }
         let popped = input.len() < before;
         if rng.random_bool(0.2) {
-            let _ = mem.request(t, Traffic::Outputs);
+            let _ = mem.request(t, MemClient::Outputs);
         }
         let halted = faulted || bad.is_some();
         let wanted = if halted { None } else { fetch.wanted() };

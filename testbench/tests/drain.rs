@@ -7,7 +7,7 @@
 
 use lacuna_model::accumulator::Accumulator;
 use lacuna_model::drain::Drain;
-use lacuna_model::memory::{Memory, Traffic};
+use lacuna_model::memory::{Memory, MemClient};
 use lacuna_spec::Arch;
 use lacuna_testbench::model::{PortId, Verilated};
 use rand::{Rng, SeedableRng};
@@ -91,7 +91,7 @@ fn drain_matches_the_model(preset: &str, seed: u64) -> (u64, u64) {
         let accepted = drain.issue(t, &mut mem);
         bursts += accepted as u64;
         if offered.is_none() && rng.random_bool(busy) {
-            let _ = mem.request(t, Traffic::Values);
+            let _ = mem.request(t, MemClient::Values);
         }
 
         rtl.set(start, starting as u64);

@@ -3,7 +3,7 @@
 //! every cycle the same client is granted, the same request leaves, every response goes to the
 //! client that asked, and the in-flight count equals the model's. Clients ask at random.
 
-use lacuna_model::memory::{Memory, Traffic};
+use lacuna_model::memory::{Memory, MemClient};
 use lacuna_spec::Arch;
 use lacuna_testbench::model::{PortId, Verilated};
 use rand::{Rng, SeedableRng};
@@ -49,7 +49,7 @@ fn mem_port_matches_the_model(preset: &str, seed: u64) -> u64 {
         let data: Vec<u64> = (0..words).map(|_| rng.random::<u32>() as u64).collect();
         // The issue phase: the first client that wants a burst asks the memory.
         let granted = wants.iter().position(|&w| w);
-        let kinds = [Traffic::Outputs, Traffic::Activations, Traffic::Colptr, Traffic::Values];
+        let kinds = [MemClient::Outputs, MemClient::Activations, MemClient::Colptr, MemClient::Values];
         let accepted = granted.is_some_and(|c| mem.request(t, kinds[c]).is_some());
         if accepted {
             flight.push_back((mem.last_completion(), granted.unwrap(), runs));
