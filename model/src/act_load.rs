@@ -4,7 +4,7 @@
 //! `loaded(now)` is how many bytes (from x's start) are in the SRAM in cycle `now`. Bursts complete
 //! in issue order (memory contract), so the loaded prefix only grows.
 
-use crate::memory::{Memory, MemClient};
+use crate::memory::{MemClient, Memory};
 use std::collections::VecDeque;
 
 /// The activation loader.

@@ -16,7 +16,7 @@
 //!   offset per 64x64 tile), no activation skipping, all M*K MACs at C per cycle.
 
 use crate::energy::{Energy, EnergyTable};
-use crate::memory::{Memory, MemClient};
+use crate::memory::{MemClient, Memory};
 use crate::{simulate, Counters, Job, SimError};
 use half::f16;
 use lacuna_spec::numerics::is_zero;

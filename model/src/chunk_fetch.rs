@@ -9,7 +9,7 @@
 //! first); it enters the buffer when all are issued, and is ready when all have arrived. Markers
 //! enter the buffer ready.
 
-use crate::memory::{Memory, MemClient};
+use crate::memory::{MemClient, Memory};
 use crate::slice::{Column, Slice, Token};
 use lacuna_spec::job::PanelLayout;
 use std::collections::VecDeque;

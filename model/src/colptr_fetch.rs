@@ -7,7 +7,7 @@
 //! unless the column is empty. Markers pass through when the column queue has room.
 
 use crate::act_scan::ActiveColumn;
-use crate::memory::{Memory, MemClient};
+use crate::memory::{MemClient, Memory};
 use crate::slice::{Column, Token};
 use crate::PanelData;
 use std::collections::VecDeque;

@@ -11,7 +11,7 @@
 //! (e.g. empty panels back to back on a narrow port).
 
 use crate::accumulator::Accumulator;
-use crate::memory::{Memory, MemClient};
+use crate::memory::{MemClient, Memory};
 use std::collections::VecDeque;
 
 /// The drain unit.

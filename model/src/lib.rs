@@ -128,6 +128,16 @@ pub enum Fault {
     },
 }
 
+impl Fault {
+    /// The spec's code for this fault (what the RTL's `error_code` carries).
+    pub fn code(&self) -> lacuna_spec::FaultCode {
+        match self {
+            Fault::RunOverrunsColumn { .. } => lacuna_spec::FaultCode::RunOverrun,
+            Fault::BadColumnPointer { .. } => lacuna_spec::FaultCode::BadColumnPointer,
+        }
+    }
+}
+
 /// The result of a simulated job.
 #[derive(Clone, Debug)]
 pub struct SimResult {

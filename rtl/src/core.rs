@@ -99,7 +99,10 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("error_a", "code 1: the row; code 2: colptr[k]"),
     ("error_b", "code 2: colptr[k+1]"),
     ("invalid", "an Inf or NaN product or sum was seen (until the next start)"),
-    ("mem_req_client", "probe: who asks: 0 drain, 1 act_load, 2 colptr_fetch, 3 chunk_fetch values, 4 chunk_fetch runs"),
+    (
+        "mem_req_client",
+        "probe: who asks: 0 drain, 1 act_load, 2 colptr_fetch, 3 chunk_fetch values, 4 chunk_fetch runs",
+    ),
     ("act_loaded", "probe: bytes of x in the activation SRAM"),
     ("drain_panel", "probe: the panel route hands to drain this cycle"),
     ("lane_ports_used", "probe: lane l issued on every write port this cycle"),

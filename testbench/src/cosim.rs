@@ -12,7 +12,7 @@
 pub use crate::case::{named_cases, Case, CaseError, PanelArrays, NAMED_CASES};
 use crate::core_engine::{run_core, CoreError, CoreFault, CoreRun};
 use lacuna_model::{simulate_logged, Fault};
-use lacuna_spec::{Activations, Arch, FaultCode, MemClient};
+use lacuna_spec::{Activations, Arch, MemClient};
 use serde::Serialize;
 
 /// One memory request: the cycle it was accepted, the client (`rtl::mem_port` ids: 0 drain,
@@ -91,12 +91,13 @@ impl Engine for GoldenEngine {
 
 /// The model's fault as the core reports it.
 pub fn fault_report(f: &Fault) -> CoreFault {
+    let code = f.code();
     match *f {
         Fault::RunOverrunsColumn { panel, col, row, cycle } => {
-            CoreFault { code: FaultCode::RunOverrun, panel: panel as u64, col: col as u64, a: row, b: 0, cycle }
+            CoreFault { code, panel: panel as u64, col: col as u64, a: row, b: 0, cycle }
         }
         Fault::BadColumnPointer { panel, col, start, end, cycle } => {
-            CoreFault { code: FaultCode::BadColumnPointer, panel: panel as u64, col: col as u64, a: start, b: end, cycle }
+            CoreFault { code, panel: panel as u64, col: col as u64, a: start, b: end, cycle }
         }
     }
 }
@@ -107,15 +108,8 @@ impl Engine for ModelEngine {
     }
     fn run(&self, arch: &Arch, case: &Case) -> Result<Outcome, EngineError> {
         let r = simulate_logged(arch, &case.job()).map_err(|e| EngineError::Failed(e.to_string()))?;
-        let requests = r
-            .requests
-            .iter()
-            .map(|q| Request {
-                cycle: q.cycle,
-                client: q.kind.id(),
-                addr: q.addr,
-            })
-            .collect();
+        let requests =
+            r.requests.iter().map(|q| Request { cycle: q.cycle, client: q.kind.id(), addr: q.addr }).collect();
         Ok(Outcome { y: r.y, cycles: Some(r.counters.cycles), fault: r.fault.as_ref().map(fault_report), requests })
     }
 }

@@ -7,7 +7,7 @@
 use half::f16;
 use lacuna_model::act_load::ActLoad;
 use lacuna_model::act_scan::ActScan;
-use lacuna_model::memory::{Memory, MemClient};
+use lacuna_model::memory::{MemClient, Memory};
 use lacuna_model::slice::Token;
 use lacuna_spec::{ActivationFilter, Arch};
 use lacuna_testbench::model::{PortId, Verilated};

@@ -7,7 +7,7 @@
 
 use half::f16;
 use lacuna_model::chunk_fetch::ChunkFetch;
-use lacuna_model::memory::{Memory, MemClient};
+use lacuna_model::memory::{MemClient, Memory};
 use lacuna_model::slice::{Column, Token};
 use lacuna_spec::job::{JobLayout, PanelLengths};
 use lacuna_spec::Arch;

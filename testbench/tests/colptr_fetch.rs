@@ -8,7 +8,7 @@
 use half::f16;
 use lacuna_model::act_scan::ActiveColumn;
 use lacuna_model::colptr_fetch::ColptrFetch;
-use lacuna_model::memory::{Memory, MemClient};
+use lacuna_model::memory::{MemClient, Memory};
 use lacuna_model::slice::Token;
 use lacuna_model::PanelData;
 use lacuna_spec::Arch;

@@ -7,7 +7,7 @@
 
 use lacuna_model::accumulator::Accumulator;
 use lacuna_model::drain::Drain;
-use lacuna_model::memory::{Memory, MemClient};
+use lacuna_model::memory::{MemClient, Memory};
 use lacuna_spec::Arch;
 use lacuna_testbench::model::{PortId, Verilated};
 use rand::{Rng, SeedableRng};

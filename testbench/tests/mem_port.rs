@@ -3,7 +3,7 @@
 //! every cycle the same client is granted, the same request leaves, every response goes to the
 //! client that asked, and the in-flight count equals the model's. Clients ask at random.
 
-use lacuna_model::memory::{Memory, MemClient};
+use lacuna_model::memory::{MemClient, Memory};
 use lacuna_spec::Arch;
 use lacuna_testbench::model::{PortId, Verilated};
 use rand::{Rng, SeedableRng};

@@ -1,0 +1,80 @@
+//! `memory_client`: who uses the shared memory port, with the id the RTL's `req_client` and the
+//! co-simulation's request log carry, and the block that asks.
+//!
+//! One definition for the cycle model (its byte counters and request log), the RTL (the memory
+//! port's response-routing ids) and the testbench (naming the block of a divergent request).
+
+/// A client of the memory port: a kind of traffic and the block that moves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum MemClient {
+    /// Activation loads (`act_load`).
+    Activations,
+    /// Column pointers (`colptr_fetch`).
+    Colptr,
+    /// FP16 values (`chunk_fetch`).
+    Values,
+    /// Run lengths (`chunk_fetch`).
+    Runs,
+    /// Output writes (`drain`).
+    Outputs,
+}
+
+impl MemClient {
+    /// Every client, in id order.
+    pub const ALL: [MemClient; 5] =
+        [MemClient::Outputs, MemClient::Activations, MemClient::Colptr, MemClient::Values, MemClient::Runs];
+
+    /// The id on the RTL's `req_client` and in request logs.
+    pub const fn id(self) -> u64 {
+        match self {
+            MemClient::Outputs => 0,
+            MemClient::Activations => 1,
+            MemClient::Colptr => 2,
+            MemClient::Values => 3,
+            MemClient::Runs => 4,
+        }
+    }
+
+    /// The client with id `id`, if any.
+    pub fn from_id(id: u64) -> Option<MemClient> {
+        MemClient::ALL.into_iter().find(|c| c.id() == id)
+    }
+
+    /// The block that issues this client's requests (the name of its file in `model/` and `rtl/`).
+    pub const fn block(self) -> &'static str {
+        match self {
+            MemClient::Outputs => "drain",
+            MemClient::Activations => "act_load",
+            MemClient::Colptr => "colptr_fetch",
+            MemClient::Values | MemClient::Runs => "chunk_fetch",
+        }
+    }
+
+    /// "0 drain, 1 act_load, ...": the ids as port documentation lists them.
+    pub fn legend() -> String {
+        let names = MemClient::ALL.map(|c| match c {
+            MemClient::Values => "chunk_fetch values".to_string(),
+            MemClient::Runs => "chunk_fetch runs".to_string(),
+            c => c.block().to_string(),
+        });
+        MemClient::ALL.iter().zip(names).map(|(c, n)| format!("{} {n}", c.id())).collect::<Vec<_>>().join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_distinct_and_read_back() {
+        for (i, c) in MemClient::ALL.into_iter().enumerate() {
+            assert_eq!(c.id(), i as u64);
+            assert_eq!(MemClient::from_id(c.id()), Some(c));
+        }
+        assert_eq!(MemClient::from_id(5), None);
+        assert_eq!(
+            MemClient::legend(),
+            "0 drain, 1 act_load, 2 colptr_fetch, 3 chunk_fetch values, 4 chunk_fetch runs"
+        );
+    }
+}
