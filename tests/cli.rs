@@ -365,10 +365,8 @@ fn compile_and_eval_refuse_bad_arguments_clearly() {
 /// program's own trace and the committed one, and refuse a corrupted trace and program.
 #[test]
 fn a_real_model_compiles_and_its_decode_trace_simulates_from_the_command_line() {
-    if lacuna_compiler::models::SMOLLM2_135M.locate().is_err()
-        && std::env::var("LACUNA_REQUIRE_MODELS").as_deref() != Ok("1")
-    {
-        return eprintln!("skipped: SmolLM2 is not in the model cache (scripts/fetch-models.sh)");
+    if common::skip_without_smollm2() {
+        return;
     }
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("w50a50");
@@ -407,10 +405,8 @@ fn a_real_model_compiles_and_its_decode_trace_simulates_from_the_command_line() 
 /// simulated decode step (the README's `eval` over four levels and whole texts takes minutes).
 #[test]
 fn eval_reports_accuracy_beside_speed_on_a_small_text() {
-    if lacuna_compiler::models::SMOLLM2_135M.locate().is_err()
-        && std::env::var("LACUNA_REQUIRE_MODELS").as_deref() != Ok("1")
-    {
-        return eprintln!("skipped: SmolLM2 is not in the model cache (scripts/fetch-models.sh)");
+    if common::skip_without_smollm2() {
+        return;
     }
     let out = tempfile::tempdir().unwrap();
     let o = lacuna(&[

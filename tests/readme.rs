@@ -131,10 +131,8 @@ fn users_files(dir: &Path) {
 
 #[test]
 fn every_lacuna_command_of_the_readme_runs_as_written() {
-    if lacuna_compiler::models::SMOLLM2_135M.locate().is_err()
-        && std::env::var("LACUNA_REQUIRE_MODELS").as_deref() != Ok("1")
-    {
-        return eprintln!("skipped: SmolLM2 is not in the model cache (scripts/fetch-models.sh)");
+    if common::skip_without_smollm2() {
+        return;
     }
     let all = std::env::var("LACUNA_README_ALL").as_deref() == Ok("1");
     let lines: Vec<String> = readme_lines().iter().filter_map(|l| as_lacuna(l)).collect();

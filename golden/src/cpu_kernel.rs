@@ -205,7 +205,9 @@ mod avx512 {
             let (xv, one, zero) = (_mm512_set1_ps(xk), _mm512_set1_epi32(1), _mm512_setzero_si512());
             while w.len() >= 16 {
                 let r = e >> 1;
-                let bytes = u64::from_le_bytes(runs[r..r + 8].try_into().expect("8 run-length bytes"));
+                let mut word = [0u8; 8];
+                word.copy_from_slice(&runs[r..r + 8]);
+                let bytes = u64::from_le_bytes(word);
                 // Entry j's run is nibble j, low nibble first: interleave the low and high nibbles.
                 let lo = _mm_cvtsi64_si128((bytes & 0x0f0f_0f0f_0f0f_0f0f) as i64);
                 let hi = _mm_cvtsi64_si128(((bytes >> 4) & 0x0f0f_0f0f_0f0f_0f0f) as i64);
