@@ -8,9 +8,9 @@
 
 use crate::checkpoint::{Checkpoint, Matrix};
 use crate::forward::{LinearExec, LinearSite};
-use crate::graph::NodeId;
 use crate::tokenizer::TokenId;
 use half::f16;
+use lacuna_spec::graph::NodeId;
 use std::collections::BTreeMap;
 
 /// What one input vector looked like over the calibration tokens.
@@ -114,13 +114,13 @@ pub fn capture(
 mod tests {
     use super::*;
     use crate::checkpoint::test_models::random_checkpoint;
-    use crate::graph::{tiny_config, LlamaConfig};
+    use lacuna_spec::graph::LlamaConfig;
 
     #[test]
     fn a_forward_error_during_calibration_is_returned_not_dropped() {
         // Once: `let _ = run_sequences(...)`; a capture that failed on its first token was
         // reported as "calibration (32 tokens)".
-        let ckpt = random_checkpoint(&LlamaConfig { context: 4, ..tiny_config() }, 1);
+        let ckpt = random_checkpoint(&LlamaConfig { context: 4, ..LlamaConfig::tiny() }, 1);
         let text = vec!["ab ab ab ab ab ab ab ab".to_string()];
         let e = capture(&ckpt, &text, 64).unwrap_err();
         assert!(e.to_string().contains("context of 4 tokens is full"), "{e}");

@@ -10,9 +10,9 @@
 //! not a re-rounding.
 
 use crate::gguf::{GgufError, GgufFile};
-use crate::graph::{Graph, LlamaConfig, WeightId};
 use crate::hf;
 use crate::tokenizer::Tokenizer;
+use lacuna_spec::graph::{Graph, LlamaConfig, WeightId};
 use std::path::Path;
 
 /// A dense f32 matrix, row-major (one output row after the other).
@@ -219,8 +219,8 @@ impl Checkpoint {
 pub(crate) mod test_models {
     use super::*;
     use crate::gguf::{write_gguf, GgmlType, MetaValue, RawTensor};
-    use crate::graph::{tiny_config, LlamaConfig};
     use crate::tokenizer::TokenId;
+    use lacuna_spec::graph::LlamaConfig;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -247,7 +247,7 @@ pub(crate) mod test_models {
         Checkpoint { source: "random".into(), name: "tiny".into(), graph, weights, tokenizer: tiny_tokenizer() }
     }
 
-    /// The GGUF file of `tiny_config()` with random F32 weights and a tokenizer of `tokens`
+    /// The GGUF file of `LlamaConfig::tiny()` with random F32 weights and a tokenizer of `tokens`
     /// single-letter tokens.
     pub fn tiny_gguf(tokens: usize) -> Vec<u8> {
         tiny_gguf_with(tokens, vec![])
@@ -255,7 +255,7 @@ pub(crate) mod test_models {
 
     /// [`tiny_gguf`] with more metadata.
     pub fn tiny_gguf_with(tokens: usize, extra: Vec<(String, MetaValue)>) -> Vec<u8> {
-        let c = tiny_config();
+        let c = LlamaConfig::tiny();
         let ckpt = random_checkpoint(&c, 1);
         let u32v = |v: usize| MetaValue::U32(v as u32);
         let strings = |v: Vec<String>| MetaValue::Array(v.into_iter().map(MetaValue::String).collect());
@@ -292,11 +292,11 @@ pub(crate) mod test_models {
 
     /// A valid program of the tiny random model on the `tiny` arch (no pruning, no thresholds),
     /// and its image.
-    pub fn tiny_program() -> (crate::program::Program, Vec<u8>) {
+    pub fn tiny_program() -> (lacuna_spec::program::Program, Vec<u8>) {
         use crate::passes::{act_thresholds::Thresholds, lower::lower_linears};
-        use crate::program::{Program, Settings};
+        use lacuna_spec::program::Settings;
         let arch = lacuna_spec::Arch::preset("tiny").unwrap();
-        let ckpt = random_checkpoint(&tiny_config(), 5);
+        let ckpt = random_checkpoint(&LlamaConfig::tiny(), 5);
         let lowered = lower_linears(&ckpt, &Thresholds::default(), &arch).unwrap();
         let settings = Settings {
             weight_sparsity: 0.0,
@@ -307,7 +307,7 @@ pub(crate) mod test_models {
             held_out_act_sparsity: 0.0,
             held_out: "none".into(),
         };
-        Program::assemble(&ckpt.graph, &lowered, &arch, "tiny (random)".into(), settings)
+        crate::program::assemble(&ckpt.graph, &lowered, &arch, "tiny (random)".into(), settings)
     }
 
     #[test]
@@ -351,7 +351,7 @@ pub(crate) mod test_models {
 
     #[test]
     fn a_gguf_whose_embedding_is_shorter_than_its_tokenizer_is_refused() {
-        let vocab = tiny_config().vocab;
+        let vocab = LlamaConfig::tiny().vocab;
         let ok = GgufFile::parse(tiny_gguf(vocab), "ok.gguf").unwrap();
         Checkpoint::from_gguf(&ok).unwrap();
         let short = GgufFile::parse(tiny_gguf(vocab + 2), "short.gguf").unwrap();

@@ -10,14 +10,14 @@ use crate::calibrate::capture;
 use crate::checkpoint::{Checkpoint, Matrix};
 use crate::corpus::{fortunes, join, Split, SOURCE};
 use crate::forward::{argmax, Batch, LinearExec, LinearSite};
-use crate::graph::NodeId;
 use crate::passes::act_thresholds::{calibrate, Sparsify, Thresholds};
 use crate::passes::lower::lower_linears;
 use crate::passes::prune_weights::{prune_model, PruneMethod};
-use crate::program::{Program, Settings};
 use crate::tokenizer::TokenId;
-use crate::trace::{Trace, TraceHeader, TraceInput, TraceReader};
 use half::f16;
+use lacuna_spec::graph::NodeId;
+use lacuna_spec::program::{Program, Settings};
+use lacuna_spec::trace::{Trace, TraceHeader, TraceInput, TraceReader};
 use lacuna_spec::Arch;
 use std::collections::BTreeMap;
 
@@ -152,7 +152,7 @@ pub fn compile(
         held_out_act_sparsity,
         held_out: format!("{SOURCE}: riddles, {} documents of 4", held.len()),
     };
-    let (program, image) = Program::assemble(&ckpt.graph, &lowered, &opts.arch, model_name(&ckpt), settings);
+    let (program, image) = crate::program::assemble(&ckpt.graph, &lowered, &opts.arch, model_name(&ckpt), settings);
     progress("recording the decode trace");
     let settings_text = format!(
         "weights {:.0} % {:?}, activations {:.0} %",
@@ -176,7 +176,7 @@ fn model_name(ckpt: &Checkpoint) -> String {
 pub fn record_trace(
     ckpt: &Checkpoint,
     thresholds: &Thresholds,
-    layers: &[crate::program::ProgramLayer],
+    layers: &[lacuna_spec::program::ProgramLayer],
     prompt_text: &str,
     generate: usize,
     settings: String,

@@ -11,12 +11,12 @@
 
 use crate::checkpoint::{Checkpoint, Matrix};
 use crate::forward::{argmax, nll, run_sequences, LinearExec, LinearSite};
-use crate::graph::NodeId;
 use crate::passes::act_thresholds::{Sparsify, Thresholds};
-use crate::program::LoadedProgram;
 use crate::tokenizer::TokenId;
 use half::f16;
 use lacuna_golden::cpu_kernel::CpuKernel;
+use lacuna_spec::graph::NodeId;
+use lacuna_spec::program::LoadedProgram;
 use lacuna_spec::{ActivationFilter, Activations, RlcMatrix};
 use serde::Serialize;
 use std::collections::HashMap;

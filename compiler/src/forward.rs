@@ -12,8 +12,8 @@
 //! are reproducible run to run and across thread counts).
 
 use crate::checkpoint::{Checkpoint, Matrix};
-use crate::graph::{LayerId, LinearKind, NodeId, Op};
 use crate::tokenizer::TokenId;
+use lacuna_spec::graph::{LayerId, LinearKind, NodeId, Op};
 use rayon::prelude::*;
 
 /// Why a step could not run.

@@ -5,9 +5,9 @@
 
 use crate::checkpoint::test_models::tiny_program;
 use crate::hf::parse_shard_index;
-use crate::program::Program;
-use crate::trace::{read_trace, write_trace, Trace, TraceHeader, TraceInput, TraceReader};
 use half::f16;
+use lacuna_spec::program::Program;
+use lacuna_spec::trace::{read_trace, write_trace, Trace, TraceHeader, TraceInput, TraceReader};
 use std::path::{Path, PathBuf};
 
 fn corpus(target: &str, name: &str) -> PathBuf {
@@ -17,12 +17,12 @@ fn corpus(target: &str, name: &str) -> PathBuf {
 /// A two-step trace of one input of 12 activations read by two layers.
 fn tiny_trace() -> Trace {
     let reader = |node: u32, name: &str, t: f32| TraceReader {
-        node: crate::graph::NodeId(node),
+        node: lacuna_spec::graph::NodeId(node),
         name: name.into(),
         threshold_bits: f16::from_f32(t).to_bits(),
     };
     let input = TraceInput {
-        node: crate::graph::NodeId(1),
+        node: lacuna_spec::graph::NodeId(1),
         name: "blk.0.attn_norm".into(),
         len: 12,
         readers: vec![reader(2, "blk.0.attn_q", 0.25), reader(3, "blk.0.attn_k", 0.5)],

@@ -21,8 +21,8 @@
 //! use it to check the reader against the GGUF path on the real model.
 
 use crate::checkpoint::{Checkpoint, CheckpointError, Matrix};
-use crate::graph::{Graph, LlamaConfig};
 use crate::tokenizer::{TokenId, Tokenizer};
+use lacuna_spec::graph::{Graph, LlamaConfig};
 use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;

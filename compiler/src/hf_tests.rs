@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::checkpoint::test_models::{random_checkpoint, tiny_tokenizer};
-use crate::graph::tiny_config;
+use lacuna_spec::graph::LlamaConfig;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -15,7 +15,7 @@ fn message(e: CheckpointError) -> String {
 
 #[test]
 fn every_tensor_of_the_graph_has_its_own_hugging_face_name() {
-    let config = LlamaConfig { tied_output: false, ..tiny_config() };
+    let config = LlamaConfig { tied_output: false, ..LlamaConfig::tiny() };
     let g = Graph::llama(&config);
     let names: std::collections::HashSet<String> =
         g.weights.iter().map(|w| hf_tensor_name(&w.tensor).expect("named")).collect();
@@ -64,7 +64,7 @@ fn permuted_rows_under_interleaved_rope_give_hugging_faces_rotate_half_rope() {
 #[test]
 fn a_checkpoint_written_in_hugging_face_layout_reads_back_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
-    for (config, shards) in [(tiny_config(), 1), (LlamaConfig { tied_output: false, ..tiny_config() }, 3)] {
+    for (config, shards) in [(LlamaConfig::tiny(), 1), (LlamaConfig { tied_output: false, ..LlamaConfig::tiny() }, 3)] {
         let ckpt = random_checkpoint(&config, 1);
         let at = dir.path().join(format!("shards{shards}"));
         write_dir(&ckpt, &at, shards).unwrap();
@@ -85,7 +85,7 @@ fn a_transformers_5_config_gives_its_rope_theta_from_rope_parameters() {
     // transformers 5 moved rope_theta into rope_parameters; once it was ignored (10,000 used,
     // wrong logits, no error).
     let dir = tempfile::tempdir().unwrap();
-    write_dir(&random_checkpoint(&tiny_config(), 3), dir.path(), 1).unwrap();
+    write_dir(&random_checkpoint(&LlamaConfig::tiny(), 3), dir.path(), 1).unwrap();
     edit_json(&dir.path().join("config.json"), |v| {
         v.as_object_mut().unwrap().remove("rope_theta");
         v["rope_parameters"] = serde_json::json!({"rope_type": "default", "rope_theta": 100000.0});
@@ -108,7 +108,7 @@ fn merges_as_pairs_read_like_merges_as_strings() {
 /// Writes a valid tiny checkpoint, lets `spoil` change one file, and returns the error.
 fn spoiled(spoil: impl Fn(&Path)) -> String {
     let dir = tempfile::tempdir().unwrap();
-    write_dir(&random_checkpoint(&tiny_config(), 2), dir.path(), 1).unwrap();
+    write_dir(&random_checkpoint(&LlamaConfig::tiny(), 2), dir.path(), 1).unwrap();
     spoil(dir.path());
     message(Checkpoint::open(dir.path()).expect_err("a spoiled checkpoint must be refused"))
 }

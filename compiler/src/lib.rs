@@ -4,9 +4,10 @@
 //! exact magnitude pruning of weights and activations ([`prune`]), parallel RLC-CSC encoding in
 //! row panels ([`encode`]), and the synthetic workloads of the Celty paper ([`workload`]).
 //! Real LLMs (`docs/compiler.md`): checkpoints from GGUF ([`gguf`]) or Hugging Face directories
-//! ([`hf`]) into a [`checkpoint::Checkpoint`] (graph IR [`graph`], tokenizer [`tokenizer`]), the
-//! golden forward ([`forward`]), the passes ([`passes`]), and the program and trace formats
-//! ([`program`], [`trace`]) that [`compile::compile`] writes.
+//! ([`hf`]) into a [`checkpoint::Checkpoint`] (graph IR `lacuna_spec::graph`, tokenizer
+//! [`tokenizer`]), the golden forward ([`forward`]), the passes ([`passes`]), and the program
+//! ([`program`] assembles `lacuna_spec::program`) and decode trace (`lacuna_spec::trace`) that
+//! [`compile::compile`] writes.
 #![warn(missing_docs)]
 
 pub mod calibrate;
@@ -21,18 +22,15 @@ mod fuzz_seeds;
 pub mod gguf;
 mod gguf_dequant;
 mod gguf_write;
-pub mod graph;
 pub mod hf;
 pub mod input;
 pub mod models;
 pub mod passes;
 pub mod program;
-pub mod program_check;
 pub mod prune;
 pub mod tokenizer;
-pub mod trace;
 pub mod workload;
 
-pub use encode::{balanced_panel_rows, encode_parallel};
+pub use encode::encode_parallel;
 pub use input::{load_activations, load_dense, InputError};
 pub use workload::{Shape, SyntheticWorkload, PAPER_SHAPES};

@@ -1,166 +1,15 @@
-//! The compiled program: what `lacuna compile` writes and `lacuna simulate DIR` runs.
-//!
-//! A program is a directory:
-//! - `program.json`: the manifest ([`Program`]): format name and version, the `Arch` (its TOML
-//!   and hash), the model, the pruning and sparsity settings with what calibration measured, the
-//!   decode-step graph, and one [`ProgramLayer`] per linear layer (shape, tiling, threshold,
-//!   where its weights lie in the image);
-//! - `image.bin`: the memory image of the weights, each layer's RLC-CSC matrix as an `.rlc` file
-//!   (`lacuna_spec::rlc_file`, CRC-checked) at a 64-byte aligned offset;
-//! - `trace.lctr`: a decode trace of the compiled model on a real prompt ([`crate::trace`]), the
-//!   activations the simulation replays.
-//!
-//! - `checksum.sha256`: the SHA-256 of `program.json` and `image.bin`, in `sha256sum` format
-//!   (`sha256sum -c checksum.sha256` checks a copy by hand).
-//!
-//! Contract: a program directory is trusted only after checking. [`Program::read`] refuses, each
-//! with an error naming the file and the problem: files whose checksums differ from
-//! `checksum.sha256`; a manifest of another format or version; an `Arch` whose hash is not the
-//! recorded one; a graph that is not the one its config builds, or a placement that is not the
-//! one the graph gets ([`crate::passes::place`]); settings out of range; a layer list that is not
-//! exactly the graph's linear layers in order (no duplicated, missing or reordered layer) with
-//! their kinds, inputs and shapes; panels that do not fit the arch's tile; a threshold that is
-//! not a finite non-negative FP16; layers that overlap in the image or lie outside it; an image
-//! whose size or CRC differ; a matrix whose shape, panels, entries or zeros differ from its
-//! layer's record. Every size in a manifest that passes is bounded by the graph's limits
-//! (`graph::MAX_DIMENSION`), so nothing run from it can loop or allocate beyond them.
+//! Assembles a compiled program: the image of the lowered layers and the manifest
+//! (`lacuna_spec::program`, the format `lacuna compile` writes and `lacuna simulate DIR` runs).
 
-use crate::graph::{Graph, LayerId, LinearKind, NodeId};
 use crate::passes::lower::LoweredLinear;
-use lacuna_spec::rlc_file::{read_rlc, write_rlc};
-use lacuna_spec::{Arch, RlcMatrix};
-use serde::{Deserialize, Serialize};
-use std::path::Path;
+use lacuna_spec::graph::{Graph, Op};
+use lacuna_spec::program::check::LAYER_ALIGN;
+use lacuna_spec::program::{Program, ProgramLayer, Settings, FORMAT, VERSION};
+use lacuna_spec::rlc_file::write_rlc;
+use lacuna_spec::Arch;
 
-/// The manifest's format name.
-pub const FORMAT: &str = "lacuna-program";
-/// The manifest version this code reads and writes (2: with `checksum.sha256` and the checks
-/// above; a version-1 program is recompiled).
-pub const VERSION: u32 = 2;
-/// The checksum file of a program directory.
-pub const CHECKSUM_FILE: &str = "checksum.sha256";
 /// Alignment of each layer in the image.
-const ALIGN: usize = crate::program_check::LAYER_ALIGN as usize;
-
-/// What the program was compiled with.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Settings {
-    /// Target weight sparsity of every block linear (0..1).
-    pub weight_sparsity: f64,
-    /// Pruning method (`magnitude` or `wanda`).
-    pub prune_method: String,
-    /// Target activation sparsity of every block linear's input (0..1).
-    pub act_sparsity: f64,
-    /// The calibration text and how much of it was used.
-    pub calibration: String,
-    /// Calibration tokens.
-    pub calibration_tokens: usize,
-    /// Activation sparsity the thresholds reached on held-out text.
-    pub held_out_act_sparsity: f64,
-    /// The held-out text.
-    pub held_out: String,
-}
-
-/// One linear layer of the program.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProgramLayer {
-    /// The graph node.
-    pub node: NodeId,
-    /// Its name.
-    pub name: String,
-    /// What it computes.
-    pub kind: LinearKind,
-    /// Its block.
-    pub layer: Option<LayerId>,
-    /// The node its input comes from.
-    pub input: NodeId,
-    /// M.
-    pub rows: u32,
-    /// K.
-    pub cols: u32,
-    /// Rows per panel.
-    pub panel_rows: u32,
-    /// Panels.
-    pub panels: u32,
-    /// Zero weights (of rows x cols).
-    pub weight_zeros: u64,
-    /// Stored entries (nonzeros + padding).
-    pub entries: u64,
-    /// FP16 activation threshold, as bits.
-    pub threshold_bits: u16,
-    /// Offset of its `.rlc` bytes in the image.
-    pub offset: u64,
-    /// Length of its `.rlc` bytes.
-    pub bytes: u64,
-}
-
-/// The manifest.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Program {
-    /// Always [`FORMAT`].
-    pub format: String,
-    /// Always [`VERSION`] for files this build writes.
-    pub version: u32,
-    /// The target architecture, as TOML.
-    pub arch_toml: String,
-    /// Its hash (`Arch::hash`), checked on read.
-    pub arch_hash: String,
-    /// The model: checkpoint name and source.
-    pub model: String,
-    /// The model file's sha256, where known.
-    pub model_sha256: Option<String>,
-    /// Compile settings.
-    pub settings: Settings,
-    /// The decode-step graph.
-    pub graph: Graph,
-    /// The linear layers, in execution order.
-    pub layers: Vec<ProgramLayer>,
-    /// Every node's unit and work (`passes::place`), in graph order.
-    pub placement: Vec<crate::passes::place::Placed>,
-    /// Bytes of `image.bin`.
-    pub image_bytes: u64,
-    /// CRC-32 of `image.bin`.
-    pub image_crc32: u32,
-}
-
-/// A program read back: manifest, arch and each layer's matrix.
-#[derive(Debug)]
-pub struct LoadedProgram {
-    /// The manifest.
-    pub program: Program,
-    /// The arch it was compiled for.
-    pub arch: Arch,
-    /// Each layer's weights, in manifest order.
-    pub matrices: Vec<RlcMatrix>,
-}
-
-/// Why a program could not be written or read.
-#[derive(Debug, thiserror::Error)]
-pub enum ProgramError {
-    /// File system.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// The program is not valid.
-    #[error("{path}: {message}")]
-    Invalid {
-        /// The file.
-        path: String,
-        /// What is wrong.
-        message: String,
-    },
-}
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ProgramError + '_ {
-    move |source| ProgramError::Io { path: path.display().to_string(), source }
-}
+const ALIGN: usize = LAYER_ALIGN as usize;
 
 /// Builds the image and the layer table from lowered layers.
 pub fn build_image(graph: &Graph, lowered: &[LoweredLinear]) -> (Vec<u8>, Vec<ProgramLayer>) {
@@ -170,7 +19,7 @@ pub fn build_image(graph: &Graph, lowered: &[LoweredLinear]) -> (Vec<u8>, Vec<Pr
         let bytes = write_rlc(&l.matrix);
         image.resize(image.len().div_ceil(ALIGN) * ALIGN, 0);
         let input = match graph.node_at(l.node).op {
-            crate::graph::Op::Linear { input, .. } => input,
+            Op::Linear { input, .. } => input,
             _ => l.node,
         };
         layers.push(ProgramLayer {
@@ -194,146 +43,160 @@ pub fn build_image(graph: &Graph, lowered: &[LoweredLinear]) -> (Vec<u8>, Vec<Pr
     (image, layers)
 }
 
-impl Program {
-    /// The program of lowered layers for `arch`: manifest (placement derived from the graph,
-    /// image size and CRC) and image.
-    pub fn assemble(
-        graph: &Graph,
-        lowered: &[LoweredLinear],
-        arch: &Arch,
-        model: String,
-        settings: Settings,
-    ) -> (Program, Vec<u8>) {
-        let (image, layers) = build_image(graph, lowered);
-        let program = Program {
-            format: FORMAT.into(),
-            version: VERSION,
-            arch_toml: arch.to_toml(),
-            arch_hash: arch.hash().to_string(),
-            model,
-            model_sha256: None,
-            settings,
-            placement: crate::passes::place::place(graph),
-            graph: graph.clone(),
-            layers,
-            image_bytes: image.len() as u64,
-            image_crc32: crc32fast::hash(&image),
+/// The program of lowered layers for `arch`: manifest (placement derived from the graph, image
+/// size and CRC) and image.
+pub fn assemble(
+    graph: &Graph,
+    lowered: &[LoweredLinear],
+    arch: &Arch,
+    model: String,
+    settings: Settings,
+) -> (Program, Vec<u8>) {
+    let (image, layers) = build_image(graph, lowered);
+    let program = Program {
+        format: FORMAT.into(),
+        version: VERSION,
+        arch_toml: arch.to_toml(),
+        arch_hash: arch.hash().to_string(),
+        model,
+        model_sha256: None,
+        settings,
+        placement: lacuna_spec::placement::place(graph),
+        graph: graph.clone(),
+        layers,
+        image_bytes: image.len() as u64,
+        image_crc32: crc32fast::hash(&image),
+    };
+    (program, image)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::checkpoint::test_models::tiny_program;
+    use lacuna_spec::graph::{LinearKind, NodeId};
+    use lacuna_spec::placement::Work;
+    use lacuna_spec::program::Program;
+    use std::path::Path;
+
+    /// Writes the program as changed by `spoil` (a consistent checksum: the writer is trusted)
+    /// and returns why it is refused.
+    fn refused(spoil: impl Fn(&mut Program)) -> String {
+        let (mut p, image) = tiny_program();
+        spoil(&mut p);
+        let dir = tempfile::tempdir().unwrap();
+        p.write(dir.path(), &image).unwrap();
+        Program::read(dir.path()).expect_err("a spoiled program must be refused").to_string()
+    }
+
+    #[test]
+    fn a_program_as_compiled_reads_back() {
+        let (p, image) = tiny_program();
+        let dir = tempfile::tempdir().unwrap();
+        p.write(dir.path(), &image).unwrap();
+        let back = Program::read(dir.path()).unwrap();
+        assert_eq!(back.program, p);
+        assert_eq!(back.matrices.len(), 2 * 7 + 1);
+    }
+
+    #[test]
+    fn every_field_that_the_simulation_trusts_is_cross_checked() {
+        let attention =
+            |p: &Program| p.placement.iter().position(|n| matches!(n.work, Work::Attention { .. })).unwrap();
+        let elementwise =
+            |p: &Program| p.placement.iter().position(|n| matches!(n.work, Work::Elementwise { .. })).unwrap();
+        let cases: Vec<(Box<dyn Fn(&mut Program)>, &str)> = vec![
+            // Once: `simulate DIR` hung.
+            (
+                Box::new(move |p| {
+                    let i = attention(p);
+                    p.placement[i].work = Work::Attention { heads: 4, head_dim: u32::MAX };
+                }),
+                "placement of node",
+            ),
+            // Once: 137 vector-unit cycles instead of 47,882, exit 0.
+            (
+                Box::new(move |p| {
+                    let i = elementwise(p);
+                    p.placement[i].work = Work::Elementwise { ops: u64::MAX, specials: 0 };
+                }),
+                "placement of node",
+            ),
+            (Box::new(|p| p.graph.config.head_dim = 1 << 31), "its graph's config: head size"),
+            (Box::new(|p| p.graph.nodes[3].len += 1), "not the one its config builds"),
+            (Box::new(|p| p.layers[2].panels += 1), "panels"),
+            (Box::new(|p| p.layers[2].panel_rows = 1), "make 4"),
+            (Box::new(|p| p.layers[2].panel_rows = 1 << 20), "rows per panel"),
+            (
+                Box::new(|p| {
+                    let l = p.layers[1].clone();
+                    p.layers[2] = l;
+                }),
+                "duplicated, missing or reordered",
+            ),
+            (Box::new(|p| p.layers.truncate(3)), "linear layers"),
+            (Box::new(|p| p.layers.clear()), "linear layers"),
+            (Box::new(|p| p.layers.swap(0, 1)), "duplicated, missing or reordered"),
+            (
+                Box::new(|p| {
+                    p.layers[1].offset = p.layers[0].offset;
+                    p.layers[1].bytes = p.layers[0].bytes;
+                }),
+                "aliased",
+            ),
+            (Box::new(|p| p.layers[0].kind = LinearKind::Down), "kind"),
+            (Box::new(|p| p.layers[0].input = NodeId(0)), "input 0; the graph says"),
+            (Box::new(|p| p.layers[0].threshold_bits = 0x7c00), "threshold"),
+            (Box::new(|p| p.layers[0].threshold_bits = 0x8001), "threshold"),
+            (Box::new(|p| p.layers[0].weight_zeros += 1), "zero weights"),
+            (Box::new(|p| p.layers[0].entries += 1), "entries"),
+            (Box::new(|p| p.settings.act_sparsity = 50.0), "act_sparsity"),
+            (Box::new(|p| p.settings.prune_method = "random".into()), "prune_method"),
+            (Box::new(|p| p.image_bytes += 64), "the manifest says"),
+            (Box::new(|p| p.layers[1].offset += 8), "not 64-byte aligned"),
+            (Box::new(|p| p.layers[0].rows += 1), "the graph's weight is"),
+            (Box::new(|p| p.layers[0].name = "blk.0.attn_k".into()), "duplicated, missing or reordered"),
+            (Box::new(|p| p.model_sha256 = Some("abc".into())), "model_sha256"),
+        ];
+        for (i, (spoil, want)) in cases.into_iter().enumerate() {
+            let e = refused(spoil);
+            assert!(e.contains(want), "case {i}: wanted {want:?} in {e}");
+        }
+    }
+
+    #[test]
+    fn a_program_of_another_version_is_told_so_before_its_checksums() {
+        let (mut p, image) = tiny_program();
+        p.version = 1;
+        let dir = tempfile::tempdir().unwrap();
+        p.write(dir.path(), &image).unwrap();
+        // A version-1 directory has no checksum file: the version is what the user must hear.
+        std::fs::remove_file(dir.path().join("checksum.sha256")).unwrap();
+        let e = Program::read(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("program version Some(1) is not supported"), "{e}");
+    }
+
+    #[test]
+    fn a_hand_edited_manifest_or_image_fails_its_checksum() {
+        let (p, image) = tiny_program();
+        let dir = tempfile::tempdir().unwrap();
+        p.write(dir.path(), &image).unwrap();
+        let edit = |name: &str, f: &dyn Fn(&mut Vec<u8>)| {
+            let path = dir.path().join(name);
+            let mut b = std::fs::read(&path).unwrap();
+            f(&mut b);
+            std::fs::write(&path, b).unwrap();
         };
-        (program, image)
+        edit("program.json", &|b| b.push(b'\n'));
+        let e = Program::read(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("program.json") && e.contains("SHA-256"), "{e}");
+        p.write(dir.path(), &image).unwrap();
+        edit("image.bin", &|b| b[0] ^= 1);
+        let e = Program::read(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("image.bin") && e.contains("SHA-256"), "{e}");
+        p.write(dir.path(), &image).unwrap();
+        std::fs::remove_file(dir.path().join("checksum.sha256")).unwrap();
+        let e = Program::read(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("checksum.sha256"), "{e}");
+        assert!(Path::new(dir.path()).join("image.bin").exists());
     }
-
-    /// Writes `program.json`, `image.bin` and `checksum.sha256` into `dir` (created if missing).
-    pub fn write(&self, dir: &Path, image: &[u8]) -> Result<(), ProgramError> {
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
-        let manifest = dir.join("program.json");
-        let json = serde_json::to_vec_pretty(self).expect("the manifest serializes");
-        std::fs::write(&manifest, &json).map_err(io(&manifest))?;
-        let img = dir.join("image.bin");
-        std::fs::write(&img, image).map_err(io(&img))?;
-        let sums = format!("{}  program.json\n{}  image.bin\n", sha256_hex(&json), sha256_hex(image));
-        let sums_path = dir.join(CHECKSUM_FILE);
-        std::fs::write(&sums_path, sums).map_err(io(&sums_path))
-    }
-
-    /// Reads and checks a program directory.
-    pub fn read(dir: &Path) -> Result<LoadedProgram, ProgramError> {
-        let manifest = dir.join("program.json");
-        let invalid =
-            |path: &Path, message: String| ProgramError::Invalid { path: path.display().to_string(), message };
-        let text = std::fs::read(&manifest).map_err(io(&manifest))?;
-        // The format and version first, so an old or foreign file gets that message rather
-        // than a missing-checksum or missing-field one; then the checksums, then the fields.
-        let probe: serde_json::Value =
-            serde_json::from_slice(&text).map_err(|e| invalid(&manifest, format!("not JSON: {e}")))?;
-        if probe.get("format").and_then(|v| v.as_str()) != Some(FORMAT) {
-            return Err(invalid(&manifest, format!("not a {FORMAT} manifest")));
-        }
-        match probe.get("version").and_then(|v| v.as_u64()) {
-            Some(v) if v == VERSION as u64 => {}
-            v => {
-                return Err(invalid(
-                    &manifest,
-                    format!("program version {v:?} is not supported (this build reads {VERSION})"),
-                ))
-            }
-        }
-        let img_path = dir.join("image.bin");
-        let image = std::fs::read(&img_path).map_err(io(&img_path))?;
-        check_sums(dir, &[("program.json", &text), ("image.bin", &image)])?;
-        let program: Program = serde_json::from_value(probe).map_err(|e| invalid(&manifest, e.to_string()))?;
-        program.load(image, &manifest, &img_path)
-    }
-
-    /// Checks a manifest against its image and decodes every layer's matrix; the paths name the
-    /// two in errors.
-    pub fn load(self, image: Vec<u8>, manifest: &Path, img_path: &Path) -> Result<LoadedProgram, ProgramError> {
-        let invalid =
-            |path: &Path, message: String| ProgramError::Invalid { path: path.display().to_string(), message };
-        let program = self;
-        let arch = Arch::from_toml_str(&program.arch_toml, "program.json arch_toml")
-            .map_err(|e| invalid(manifest, format!("its arch: {e}")))?;
-        if arch.hash().to_string() != program.arch_hash {
-            return Err(invalid(
-                manifest,
-                format!("its arch hashes to {}, but the program records {}", arch.hash(), program.arch_hash),
-            ));
-        }
-        crate::program_check::check_manifest(&program, &arch).map_err(|m| invalid(manifest, m))?;
-        if image.len() as u64 != program.image_bytes {
-            return Err(invalid(img_path, format!("{} bytes, the manifest says {}", image.len(), program.image_bytes)));
-        }
-        let crc = crc32fast::hash(&image);
-        if crc != program.image_crc32 {
-            return Err(invalid(img_path, format!("CRC {crc:08x}, the manifest says {:08x}", program.image_crc32)));
-        }
-        let mut matrices = Vec::with_capacity(program.layers.len());
-        for l in &program.layers {
-            let bytes = (l.offset as usize)
-                .checked_add(l.bytes as usize)
-                .and_then(|end| image.get(l.offset as usize..end))
-                .ok_or_else(|| invalid(img_path, format!("layer {} lies outside the image", l.name)))?;
-            let m = read_rlc(bytes).map_err(|e| invalid(img_path, format!("layer {}: {e}", l.name)))?;
-            crate::program_check::check_matrix(l, &m)
-                .map_err(|m| invalid(img_path, format!("layer {}: {m}", l.name)))?;
-            matrices.push(m);
-        }
-        Ok(LoadedProgram { program, arch, matrices })
-    }
-}
-
-/// Lower-case hex SHA-256.
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Checks `files` (name, bytes) against the program directory's `checksum.sha256`.
-fn check_sums(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), ProgramError> {
-    let path = dir.join(CHECKSUM_FILE);
-    let invalid = |message: String| ProgramError::Invalid { path: path.display().to_string(), message };
-    let meta = std::fs::metadata(&path).map_err(io(&path))?;
-    // Two lines of 64 hex digits and a name: anything much longer is not ours.
-    if meta.len() > 4096 {
-        return Err(invalid(format!("{} bytes, not a program's checksum file", meta.len())));
-    }
-    let text = std::fs::read_to_string(&path).map_err(io(&path))?;
-    let mut sums = std::collections::BTreeMap::new();
-    for line in text.lines() {
-        let (sum, name) =
-            line.split_once("  ").ok_or_else(|| invalid(format!("line {line:?} is not `SHA256  NAME`")))?;
-        if sums.insert(name, sum).is_some() {
-            return Err(invalid(format!("{name} is listed twice")));
-        }
-    }
-    for &(name, bytes) in files {
-        let want = sums.get(name).ok_or_else(|| invalid(format!("no checksum for {name}")))?;
-        let got = sha256_hex(bytes);
-        if *want != got {
-            return Err(ProgramError::Invalid {
-                path: dir.join(name).display().to_string(),
-                message: format!("SHA-256 {got}, {CHECKSUM_FILE} says {want} (the file was changed after compiling)"),
-            });
-        }
-    }
-    Ok(())
 }

@@ -7,7 +7,7 @@
 //! a tiny program as `u32 manifest length, manifest, image`).
 #![no_main]
 
-use lacuna_compiler::program::Program;
+use lacuna_spec::program::Program;
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 //! Run by hand: `cd fuzz && cargo fuzz run trace corpus/trace seeds/trace -- -rss_limit_mb=512` (seeds: `seeds/trace/`).
 #![no_main]
 
-use lacuna_compiler::trace::{read_trace, write_trace};
+use lacuna_spec::trace::{read_trace, write_trace};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,4 +1,4 @@
-//! Runs a compiled program (`lacuna_compiler::program`) on the cycle model: each step of its
+//! Runs a compiled program (`lacuna_spec::program`) on the cycle model: each step of its
 //! decode trace, every linear layer as one core job with the step's real activations.
 //!
 //! Contract: [`run_step`] builds, for each layer of the program in execution order, the job the
@@ -6,7 +6,7 @@
 //! of the layer's input, simulates it, and reports per layer the core's cycles, DRAM bytes and
 //! energy beside dense FP16 GEMV of the same layer on the same hardware
 //! ([`crate::baselines::dense`]). The rest of the step follows the program's placement
-//! (`lacuna_compiler::passes::place`): attention's matrix-vector jobs over the KV cache as dense
+//! (`lacuna_spec::placement`): attention's matrix-vector jobs over the KV cache as dense
 //! FP16 GEMV on the same core and memory, and the vector unit's element operations at
 //! `vector_unit.lanes` per cycle (a special function takes `special_cycles` lane cycles), its
 //! energy from the table's FP32 multiply and add. Everything runs one after another (each
@@ -16,8 +16,8 @@ use crate::baselines::dense;
 use crate::energy::EnergyTable;
 use crate::{simulate, Job, SimError};
 use half::f16;
-use lacuna_compiler::program::{LoadedProgram, ProgramLayer};
-use lacuna_compiler::trace::Trace;
+use lacuna_spec::program::{LoadedProgram, ProgramLayer};
+use lacuna_spec::trace::Trace;
 use lacuna_spec::{ActivationFilter, Activations};
 use serde::Serialize;
 

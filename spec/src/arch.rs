@@ -376,6 +376,14 @@ impl Arch {
         self.core.lanes * self.core.acc_regs_per_lane
     }
 
+    /// The panel height for a matrix of `rows` rows: as few panels as the tile allows, of equal
+    /// height (5120 rows on a 4096-row tile: two panels of 2560, not 4096 + 1024). Short panels
+    /// mean short columns, whose partly used first and last chunks cost bursts and decoder slots.
+    pub fn balanced_panel_rows(&self, rows: usize) -> u32 {
+        let panels = rows.div_ceil(self.tile_rows() as usize).max(1);
+        rows.div_ceil(panels) as u32
+    }
+
     /// Entries in one decoder chunk: `lanes * entries_per_lane`.
     pub fn chunk_entries(&self) -> u32 {
         self.core.lanes * self.core.entries_per_lane
@@ -425,6 +433,19 @@ impl Arch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn balanced_panels_are_as_few_as_the_tile_allows_and_of_equal_height() {
+        let edge = Arch::preset("edge").unwrap();
+        assert_eq!(edge.tile_rows(), 4096);
+        assert_eq!(edge.balanced_panel_rows(5120), 2560);
+        assert_eq!(edge.balanced_panel_rows(4096), 4096);
+        assert_eq!(edge.balanced_panel_rows(7168), 3584);
+        let tiny = Arch::preset("tiny").unwrap();
+        assert_eq!(tiny.tile_rows(), 32);
+        assert_eq!(tiny.balanced_panel_rows(100), 25);
+        assert_eq!(tiny.balanced_panel_rows(1), 1);
+    }
 
     #[test]
     fn every_preset_is_valid_and_round_trips_through_toml() {

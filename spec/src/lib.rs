@@ -8,17 +8,23 @@
 //! - [`numerics`]: the FP16 x FP16 -> FP32 datapath rules and the activation filter;
 //! - [`dense`]: the dense FP16 matrix the formats encode;
 //! - [`memory_client`]: the clients of the memory port and their ids;
-//! - [`fault`]: the fault codes a core job can end with.
+//! - [`fault`]: the fault codes a core job can end with;
+//! - [`graph`]: the graph IR of a decode step; [`placement`]: which unit runs each node, and its work;
+//! - [`program`]: the compiled program (manifest + image) with its checks; [`trace`]: decode traces.
 #![warn(missing_docs)]
 
 pub mod arch;
 pub mod dense;
 pub mod fault;
+pub mod graph;
 pub mod job;
 pub mod memory_client;
 pub mod numerics;
+pub mod placement;
+pub mod program;
 pub mod rlc;
 pub mod rlc_file;
+pub mod trace;
 
 pub use arch::{Arch, ArchError, ArchHash, Datapath};
 pub use dense::DenseMatrix;

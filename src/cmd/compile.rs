@@ -5,7 +5,7 @@ use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::compile::{compile, CompileOptions};
 use lacuna_compiler::models::SMOLLM2_135M;
 use lacuna_compiler::passes::prune_weights::PruneMethod;
-use lacuna_compiler::trace::write_trace;
+use lacuna_spec::trace::write_trace;
 use lacuna_spec::Arch;
 use std::path::PathBuf;
 use std::process::ExitCode;

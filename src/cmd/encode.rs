@@ -27,7 +27,7 @@ pub struct Args {
 pub fn run(a: Args) -> Result<ExitCode> {
     let dense = lacuna_compiler::load_dense(&a.input, a.tensor.as_deref())?;
     let panel_rows = match (&a.arch, a.panel_rows) {
-        (Some(name), _) => Some(lacuna_compiler::balanced_panel_rows(dense.rows(), Arch::load(name)?.tile_rows())),
+        (Some(name), _) => Some(Arch::load(name)?.balanced_panel_rows(dense.rows())),
         (None, Some(0)) => anyhow::bail!("--panel-rows must be at least 1"),
         (None, p) => p,
     };

@@ -7,10 +7,10 @@
 
 use crate::table::Table;
 use anyhow::{Context, Result};
-use lacuna_compiler::program::Program;
-use lacuna_compiler::trace::read_trace;
 use lacuna_model::energy::EnergyTable;
 use lacuna_model::program::{dense_baselines, run_step, StepRun};
+use lacuna_spec::program::Program;
+use lacuna_spec::trace::read_trace;
 use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
@@ -22,7 +22,7 @@ struct Report<'a> {
     arch: &'a str,
     arch_hash: &'a str,
     clock_mhz: u32,
-    settings: &'a lacuna_compiler::program::Settings,
+    settings: &'a lacuna_spec::program::Settings,
     trace: String,
     scope: &'static str,
     steps: &'a [StepRun],

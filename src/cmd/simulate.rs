@@ -193,10 +193,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 bar.set_message(format!("{shape} at {level}%"));
                 let f = level / 100.0;
                 let w = SyntheticWorkload::at_sparsity(shape, seed, &pair, f, f);
-                let m = lacuna_compiler::encode_parallel(
-                    &w.weights,
-                    Some(lacuna_compiler::balanced_panel_rows(w.weights.rows(), arch.tile_rows())),
-                )?;
+                let m = lacuna_compiler::encode_parallel(&w.weights, Some(arch.balanced_panel_rows(w.weights.rows())))?;
                 let filter = ActivationFilter::NONZERO;
                 let spec = JobSpec {
                     shape: shape.to_string(),

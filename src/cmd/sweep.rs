@@ -178,10 +178,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 return Ok(pt);
             }
             let w = &workloads[&(shape.to_string(), s.to_bits())];
-            let m = lacuna_compiler::encode_parallel(
-                &w.weights,
-                Some(lacuna_compiler::balanced_panel_rows(w.weights.rows(), arch.tile_rows())),
-            )?;
+            let m = lacuna_compiler::encode_parallel(&w.weights, Some(arch.balanced_panel_rows(w.weights.rows())))?;
             let filter = ActivationFilter::NONZERO;
             let r = simulate(&arch, &Job::new(&m, &w.activations, filter))?;
             let (rows, cols) = (shape.rows as u64, shape.cols as u64);

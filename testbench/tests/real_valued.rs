@@ -113,7 +113,7 @@ fn slices_of_real_layers_with_real_activations_agree_three_ways() {
     };
     let ckpt = lacuna_compiler::checkpoint::Checkpoint::open(&path).unwrap();
     let trace_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../traces/smollm2-135m-w50-a50.lctr");
-    let trace = lacuna_compiler::trace::read_trace(&std::fs::read(trace_path).unwrap()).unwrap();
+    let trace = lacuna_spec::trace::read_trace(&std::fs::read(trace_path).unwrap()).unwrap();
     // (arch, layer, rows, columns): column ranges the arch's activation buffer holds.
     let slices = [
         ("tiny", "blk.0.attn_q", 0..128, 0..256),

@@ -13,8 +13,8 @@
 use crate::calibrate::Capture;
 use crate::checkpoint::{Checkpoint, Matrix};
 use crate::forward::{LinearExec, LinearSite};
-use crate::graph::{LinearKind, NodeId, Op};
 use half::f16;
+use lacuna_spec::graph::{LinearKind, NodeId, Op};
 use lacuna_spec::ActivationFilter;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

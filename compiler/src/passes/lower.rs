@@ -3,15 +3,15 @@
 //! Contract: for each [`Op::Linear`] of the graph, in execution order, [`lower_linears`] rounds
 //! the (pruned) f32 weights to FP16 (round to nearest even; a value that overflows FP16 is an
 //! error naming the layer, row and column), tiles the rows into panels of equal height that fit
-//! the `Arch`'s accumulator tile ([`crate::balanced_panel_rows`]), encodes them as RLC-CSC, and
+//! the `Arch`'s accumulator tile (`Arch::balanced_panel_rows`), encodes them as RLC-CSC, and
 //! attaches the layer's activation threshold. A layer whose K does not fit the activation SRAM
 //! is refused with the sizes. The result is what the program stores and the core runs.
 
 use crate::checkpoint::Checkpoint;
-use crate::graph::{LayerId, LinearKind, NodeId};
+use crate::encode_parallel;
 use crate::passes::act_thresholds::Thresholds;
-use crate::{balanced_panel_rows, encode_parallel};
 use half::f16;
+use lacuna_spec::graph::{LayerId, LinearKind, NodeId};
 use lacuna_spec::{ActivationFilter, Arch, DenseMatrix, RlcMatrix};
 use rayon::prelude::*;
 
@@ -101,7 +101,7 @@ pub fn lower_linears(
         }
         let dense = to_fp16(&name, w.rows, w.cols, &w.data)?;
         let weight_zeros = (dense.rows() * dense.cols() - dense.nnz()) as u64;
-        let panel_rows = balanced_panel_rows(w.rows, arch.tile_rows());
+        let panel_rows = arch.balanced_panel_rows(w.rows);
         let matrix = encode_parallel(&dense, Some(panel_rows))
             .map_err(|e| LowerError::Encode { layer: name.clone(), message: e.to_string() })?;
         out.push(LoweredLinear { node, name, kind, layer, matrix, filter: thresholds.filter(node), weight_zeros });

@@ -5,10 +5,10 @@
 //!    (TEAL style), calibrated on real text, checked on held-out text;
 //! 3. [`lower`]: tiling into row panels for the `Arch`, RLC-CSC encoding, and one core job per
 //!    linear layer of the decode step;
-//! 4. [`place`]: the rest of the step (attention over the KV cache as dense core jobs; norms,
-//!    RoPE, softmax, SiLU and adds on the vector unit), with the work of each.
+//! 4. placement (`lacuna_spec::placement`, part of the program format): the rest of the step
+//!    (attention over the KV cache as dense core jobs; norms, RoPE, softmax, SiLU and adds on the
+//!    vector unit), with the work of each.
 
 pub mod act_thresholds;
 pub mod lower;
-pub mod place;
 pub mod prune_weights;

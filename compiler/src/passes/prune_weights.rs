@@ -15,7 +15,7 @@
 
 use crate::calibrate::Capture;
 use crate::checkpoint::{Checkpoint, Matrix};
-use crate::graph::{LinearKind, NodeId, Op};
+use lacuna_spec::graph::{LinearKind, NodeId, Op};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 

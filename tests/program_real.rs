@@ -13,10 +13,10 @@ use lacuna_compiler::compile::{compile, CompileOptions, Compiled};
 use lacuna_compiler::models::SMOLLM2_135M;
 use lacuna_compiler::passes::lower::to_fp16;
 use lacuna_compiler::passes::prune_weights::PruneMethod;
-use lacuna_compiler::program::Program;
-use lacuna_compiler::trace::{read_trace, write_trace};
 use lacuna_model::energy::EnergyTable;
 use lacuna_model::program::{activations, dense_baselines, run_step};
+use lacuna_spec::program::Program;
+use lacuna_spec::trace::{read_trace, write_trace};
 use lacuna_spec::{ActivationFilter, Activations, Arch};
 use std::sync::OnceLock;
 
@@ -67,7 +67,7 @@ fn every_layer_of_a_real_decode_step_gives_the_golden_bits_on_the_cycle_model() 
             assert!(same, "step {step}, {}: the cycle model's y differs from the golden column order", l.name);
             // The program's matrix is the pruned checkpoint's weights in FP16.
             let n = c.checkpoint.graph.node_at(l.node);
-            let lacuna_compiler::graph::Op::Linear { weight, .. } = n.op else { panic!("{} is not linear", l.name) };
+            let lacuna_spec::graph::Op::Linear { weight, .. } = n.op else { panic!("{} is not linear", l.name) };
             let w = c.checkpoint.weight(weight);
             let want = to_fp16(&l.name, w.rows, w.cols, &w.data).unwrap();
             if step == 0 {
@@ -84,7 +84,7 @@ fn pruned_layers_hold_exactly_half_zeros_and_thresholds_are_recorded() {
     let Some((c, _)) = compiled() else { return };
     for l in &c.program.layers {
         let n = l.rows as u64 * l.cols as u64;
-        if l.kind == lacuna_compiler::graph::LinearKind::LmHead {
+        if l.kind == lacuna_spec::graph::LinearKind::LmHead {
             assert_eq!(l.threshold_bits, 0, "the LM head's input is not sparsified");
         } else {
             // Exactly half pruned; rounding to FP16 may zero a few more (values below 2^-25).
@@ -136,8 +136,8 @@ fn dir_of(p: &Program, image: &[u8]) -> tempfile::TempDir {
 }
 
 /// A small real trace, committed: two decode steps ("The capital") of the program above.
-/// Refresh with `LACUNA_BLESS=1 cargo test -p lacuna-model --test program_real`.
-const COMMITTED_TRACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../traces/smollm2-135m-w50-a50.lctr");
+/// Refresh with `LACUNA_BLESS=1 cargo test --test program_real`.
+const COMMITTED_TRACE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/smollm2-135m-w50-a50.lctr");
 
 #[test]
 fn the_committed_trace_replays_on_its_program_with_the_golden_bits() {

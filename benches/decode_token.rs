@@ -10,10 +10,10 @@ use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::compile::{compile, CompileOptions};
 use lacuna_compiler::models::SMOLLM2_135M;
 use lacuna_compiler::passes::prune_weights::PruneMethod;
-use lacuna_compiler::program::Program;
-use lacuna_compiler::trace::{read_trace, write_trace};
 use lacuna_model::energy::EnergyTable;
 use lacuna_model::program::{dense_baselines, run_step};
+use lacuna_spec::program::Program;
+use lacuna_spec::trace::{read_trace, write_trace};
 use lacuna_spec::Arch;
 use std::time::Duration;
 

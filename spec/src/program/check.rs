@@ -9,14 +9,13 @@
 //! with its matrix in the image. The first problem is returned as a message; the caller names the
 //! file.
 
-use crate::encode::balanced_panel_rows;
 use crate::graph::{Graph, Op};
-use crate::passes::place::place;
+use crate::placement::place;
 use crate::program::{Program, ProgramLayer};
+use crate::{Arch, RlcMatrix};
 use half::f16;
-use lacuna_spec::{Arch, RlcMatrix};
 
-/// Alignment of each layer in the image (what [`crate::program::build_image`] writes).
+/// Alignment of each layer in the image (what the compiler's image builder writes).
 pub const LAYER_ALIGN: u64 = 64;
 
 /// Checks everything in the manifest that does not need the image's matrices.
@@ -66,12 +65,12 @@ pub fn check_manifest(p: &Program, arch: &Arch) -> Result<(), String> {
                 l.panels, l.rows, l.panel_rows
             )));
         }
-        if l.panel_rows != balanced_panel_rows(l.rows as usize, arch.tile_rows()) {
+        if l.panel_rows != arch.balanced_panel_rows(l.rows as usize) {
             return Err(at(format!(
                 "panels of {} rows; the compiler tiles {} rows on this arch in panels of {}",
                 l.panel_rows,
                 l.rows,
-                balanced_panel_rows(l.rows as usize, arch.tile_rows())
+                arch.balanced_panel_rows(l.rows as usize)
             )));
         }
         if l.weight_zeros > l.rows as u64 * l.cols as u64 {
@@ -170,135 +169,4 @@ pub fn check_matrix(l: &ProgramLayer, m: &RlcMatrix) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::checkpoint::test_models::tiny_program;
-    use crate::graph::{LinearKind, NodeId};
-    use crate::passes::place::Work;
-    use crate::program::Program;
-    use std::path::Path;
-
-    /// Writes the program as changed by `spoil` (a consistent checksum: the writer is trusted)
-    /// and returns why it is refused.
-    fn refused(spoil: impl Fn(&mut Program)) -> String {
-        let (mut p, image) = tiny_program();
-        spoil(&mut p);
-        let dir = tempfile::tempdir().unwrap();
-        p.write(dir.path(), &image).unwrap();
-        Program::read(dir.path()).expect_err("a spoiled program must be refused").to_string()
-    }
-
-    #[test]
-    fn a_program_as_compiled_reads_back() {
-        let (p, image) = tiny_program();
-        let dir = tempfile::tempdir().unwrap();
-        p.write(dir.path(), &image).unwrap();
-        let back = Program::read(dir.path()).unwrap();
-        assert_eq!(back.program, p);
-        assert_eq!(back.matrices.len(), 2 * 7 + 1);
-    }
-
-    #[test]
-    fn every_field_that_the_simulation_trusts_is_cross_checked() {
-        let attention =
-            |p: &Program| p.placement.iter().position(|n| matches!(n.work, Work::Attention { .. })).unwrap();
-        let elementwise =
-            |p: &Program| p.placement.iter().position(|n| matches!(n.work, Work::Elementwise { .. })).unwrap();
-        let cases: Vec<(Box<dyn Fn(&mut Program)>, &str)> = vec![
-            // Once: `simulate DIR` hung.
-            (
-                Box::new(move |p| {
-                    let i = attention(p);
-                    p.placement[i].work = Work::Attention { heads: 4, head_dim: u32::MAX };
-                }),
-                "placement of node",
-            ),
-            // Once: 137 vector-unit cycles instead of 47,882, exit 0.
-            (
-                Box::new(move |p| {
-                    let i = elementwise(p);
-                    p.placement[i].work = Work::Elementwise { ops: u64::MAX, specials: 0 };
-                }),
-                "placement of node",
-            ),
-            (Box::new(|p| p.graph.config.head_dim = 1 << 31), "its graph's config: head size"),
-            (Box::new(|p| p.graph.nodes[3].len += 1), "not the one its config builds"),
-            (Box::new(|p| p.layers[2].panels += 1), "panels"),
-            (Box::new(|p| p.layers[2].panel_rows = 1), "make 4"),
-            (Box::new(|p| p.layers[2].panel_rows = 1 << 20), "rows per panel"),
-            (
-                Box::new(|p| {
-                    let l = p.layers[1].clone();
-                    p.layers[2] = l;
-                }),
-                "duplicated, missing or reordered",
-            ),
-            (Box::new(|p| p.layers.truncate(3)), "linear layers"),
-            (Box::new(|p| p.layers.clear()), "linear layers"),
-            (Box::new(|p| p.layers.swap(0, 1)), "duplicated, missing or reordered"),
-            (
-                Box::new(|p| {
-                    p.layers[1].offset = p.layers[0].offset;
-                    p.layers[1].bytes = p.layers[0].bytes;
-                }),
-                "aliased",
-            ),
-            (Box::new(|p| p.layers[0].kind = LinearKind::Down), "kind"),
-            (Box::new(|p| p.layers[0].input = NodeId(0)), "input 0; the graph says"),
-            (Box::new(|p| p.layers[0].threshold_bits = 0x7c00), "threshold"),
-            (Box::new(|p| p.layers[0].threshold_bits = 0x8001), "threshold"),
-            (Box::new(|p| p.layers[0].weight_zeros += 1), "zero weights"),
-            (Box::new(|p| p.layers[0].entries += 1), "entries"),
-            (Box::new(|p| p.settings.act_sparsity = 50.0), "act_sparsity"),
-            (Box::new(|p| p.settings.prune_method = "random".into()), "prune_method"),
-            (Box::new(|p| p.image_bytes += 64), "the manifest says"),
-            (Box::new(|p| p.layers[1].offset += 8), "not 64-byte aligned"),
-            (Box::new(|p| p.layers[0].rows += 1), "the graph's weight is"),
-            (Box::new(|p| p.layers[0].name = "blk.0.attn_k".into()), "duplicated, missing or reordered"),
-            (Box::new(|p| p.model_sha256 = Some("abc".into())), "model_sha256"),
-        ];
-        for (i, (spoil, want)) in cases.into_iter().enumerate() {
-            let e = refused(spoil);
-            assert!(e.contains(want), "case {i}: wanted {want:?} in {e}");
-        }
-    }
-
-    #[test]
-    fn a_program_of_another_version_is_told_so_before_its_checksums() {
-        let (mut p, image) = tiny_program();
-        p.version = 1;
-        let dir = tempfile::tempdir().unwrap();
-        p.write(dir.path(), &image).unwrap();
-        // A version-1 directory has no checksum file: the version is what the user must hear.
-        std::fs::remove_file(dir.path().join("checksum.sha256")).unwrap();
-        let e = Program::read(dir.path()).unwrap_err().to_string();
-        assert!(e.contains("program version Some(1) is not supported"), "{e}");
-    }
-
-    #[test]
-    fn a_hand_edited_manifest_or_image_fails_its_checksum() {
-        let (p, image) = tiny_program();
-        let dir = tempfile::tempdir().unwrap();
-        p.write(dir.path(), &image).unwrap();
-        let edit = |name: &str, f: &dyn Fn(&mut Vec<u8>)| {
-            let path = dir.path().join(name);
-            let mut b = std::fs::read(&path).unwrap();
-            f(&mut b);
-            std::fs::write(&path, b).unwrap();
-        };
-        edit("program.json", &|b| b.push(b'\n'));
-        let e = Program::read(dir.path()).unwrap_err().to_string();
-        assert!(e.contains("program.json") && e.contains("SHA-256"), "{e}");
-        p.write(dir.path(), &image).unwrap();
-        edit("image.bin", &|b| b[0] ^= 1);
-        let e = Program::read(dir.path()).unwrap_err().to_string();
-        assert!(e.contains("image.bin") && e.contains("SHA-256"), "{e}");
-        p.write(dir.path(), &image).unwrap();
-        std::fs::remove_file(dir.path().join("checksum.sha256")).unwrap();
-        let e = Program::read(dir.path()).unwrap_err().to_string();
-        assert!(e.contains("checksum.sha256"), "{e}");
-        assert!(Path::new(dir.path()).join("image.bin").exists());
-    }
 }

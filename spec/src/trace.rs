@@ -26,8 +26,8 @@
 //! never allocates more than the input's length warrants.
 
 use crate::graph::NodeId;
+use crate::ActivationFilter;
 use half::f16;
-use lacuna_spec::ActivationFilter;
 use serde::{Deserialize, Serialize};
 
 /// The file's first eight bytes.

@@ -1,7 +1,7 @@
 //! Placement of the rest of a decode step: what runs where, and how much work it is.
 //!
 //! Contract: every node of the graph gets a unit. Linear layers are core jobs (lowered by
-//! [`crate::passes::lower`]). Attention over the KV cache runs on the core as dense matrix-vector
+//! the compiler's lowering pass). Attention over the KV cache runs on the core as dense matrix-vector
 //! jobs, per query head: the scores `K q` (M = cached positions, K = head_dim) and the output
 //! `V^T p` (M = head_dim, K = positions); its scaling and softmax run on the vector unit. Norms,
 //! RoPE, SiLU, residual adds and the embedding lookup run on the vector unit. The work of each
@@ -18,7 +18,8 @@
 //! | residual add (n) | n | 0 |
 //!
 //! The vector unit's time and energy follow from these counts and `Arch::vector_unit`
-//! (`lacuna_model::program`).
+//! (`lacuna_model::program`). The compiler writes it into every program; [`crate::program::check`]
+//! holds a manifest's placement to what [`place`] derives.
 
 use crate::graph::{Graph, Op};
 use serde::{Deserialize, Serialize};
@@ -130,7 +131,7 @@ mod tests {
 
     #[test]
     fn every_node_is_placed_and_attention_grows_with_the_positions() {
-        let g = Graph::llama(&crate::graph::tiny_config());
+        let g = Graph::llama(&crate::graph::LlamaConfig::tiny());
         let p = place(&g);
         assert_eq!(p.len(), g.nodes.len());
         let att = p.iter().find(|p| matches!(p.work, Work::Attention { .. })).unwrap();

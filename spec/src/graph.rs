@@ -309,21 +309,23 @@ impl Graph {
     }
 }
 
-/// A tiny Llama shape for unit tests of the graph and its passes.
-#[cfg(test)]
-pub(crate) fn tiny_config() -> LlamaConfig {
-    LlamaConfig {
-        layers: 2,
-        hidden: 8,
-        ffn: 16,
-        heads: 4,
-        kv_heads: 2,
-        head_dim: 2,
-        vocab: 10,
-        rms_eps: 1e-5,
-        rope_base: 1e4,
-        context: 64,
-        tied_output: true,
+impl LlamaConfig {
+    /// A tiny Llama shape (2 layers, hidden 8) for the tests of the graph, its passes and the
+    /// program format.
+    pub fn tiny() -> LlamaConfig {
+        LlamaConfig {
+            layers: 2,
+            hidden: 8,
+            ffn: 16,
+            heads: 4,
+            kv_heads: 2,
+            head_dim: 2,
+            vocab: 10,
+            rms_eps: 1e-5,
+            rope_base: 1e4,
+            context: 64,
+            tied_output: true,
+        }
     }
 }
 
@@ -332,7 +334,7 @@ mod tests {
     use super::*;
 
     fn tiny() -> LlamaConfig {
-        tiny_config()
+        LlamaConfig::tiny()
     }
 
     #[test]
