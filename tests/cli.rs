@@ -384,6 +384,18 @@ fn a_real_model_compiles_and_its_decode_trace_simulates_from_the_command_line() 
     assert_eq!(steps.len(), 5, "The capital of France is: 5 prompt steps");
     assert_eq!(steps[0]["layers"].as_array().unwrap().len(), 211);
     assert!(v["scope"].as_str().unwrap().contains("attention"));
+    for s in steps {
+        let units = s["units"].as_array().unwrap();
+        let names: Vec<&str> = units.iter().map(|u| u["unit"].as_str().unwrap()).collect();
+        assert_eq!(names, ["core", "vector_unit"]);
+        let sum: u64 = units.iter().map(|u| u["cycles"].as_u64().unwrap()).sum();
+        assert_eq!(sum, s["serial_cycles"].as_u64().unwrap(), "{s}");
+        assert!(s["cycles"].as_u64().unwrap() <= sum);
+        for key in ["busy_cycles", "dram_bytes", "energy_pj", "jobs", "stalls"] {
+            assert!(units.iter().all(|u| !u[key].is_null()), "{key}");
+        }
+    }
+    assert!(stdout(&lacuna(&["simulate", d])).contains("vector_unit"));
     let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/smollm2-135m-w50-a50.lctr");
     let o = lacuna(&["simulate", d, "--trace", committed]);
     assert!(o.status.success(), "{}", stderr(&o));

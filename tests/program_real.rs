@@ -59,6 +59,7 @@ fn every_layer_of_a_real_decode_step_gives_the_golden_bits_on_the_cycle_model() 
     for step in [0, last] {
         let run = run_step(&p, &trace, step, &energy, &dense).unwrap();
         assert_eq!(run.layers.len(), 211);
+        check_units(&run);
         for ((l, m), r) in p.program.layers.iter().zip(&p.matrices).zip(&run.layers) {
             let x = Activations::new(activations(&trace, step, l).unwrap().to_vec()).unwrap();
             let filter = ActivationFilter { threshold: f16::from_bits(l.threshold_bits) };
@@ -77,6 +78,24 @@ fn every_layer_of_a_real_decode_step_gives_the_golden_bits_on_the_cycle_model() 
             assert!(bound.passed(), "step {step}, {}: {bound:?}", l.name);
         }
     }
+}
+
+/// The step's unit records account for every cycle, byte and picojoule of the step, and the
+/// overlapped step lies between its longest unit and the serial sum.
+fn check_units(run: &lacuna_model::program::StepRun) {
+    let names: Vec<&str> = run.units.iter().map(|u| u.unit.name()).collect();
+    assert_eq!(names, ["core", "vector_unit"]);
+    let [core, vector] = &run.units[..] else { unreachable!() };
+    assert_eq!(core.cycles + vector.cycles, run.serial_cycles, "the serial sum is the units' cycles");
+    let s = &core.stalls;
+    assert_eq!(core.busy_cycles + s.memory + s.columns + s.backpressure + s.drain + s.tail, core.cycles);
+    assert_eq!(core.jobs, 211 + 2 * 30 * 9, "211 linear jobs and 2 x 9 heads of attention jobs per layer");
+    assert_eq!(core.dram_bytes + vector.dram_bytes, run.dram_bytes());
+    assert!((core.energy_pj + vector.energy_pj - run.energy_pj()).abs() < 1e-6 * run.energy_pj());
+    assert!(core.cycles.max(vector.cycles) <= run.cycles && run.cycles <= run.serial_cycles);
+    // RoPE and the norms on the vector unit beside the core's projections: some overlap.
+    assert!(run.cycles < run.serial_cycles, "{} cycles, serial {}", run.cycles, run.serial_cycles);
+    assert!(run.dense_cycles <= run.dense_serial_cycles);
 }
 
 #[test]

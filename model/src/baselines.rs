@@ -114,12 +114,17 @@ pub fn stream_cycles(arch: &Arch, read_bursts: u64, compute: u64, write_bursts: 
 pub fn dense(arch: &Arch, m: u64, k: u64, energy: &EnergyTable) -> KernelRun {
     let burst = arch.memory.request_bytes as u64;
     let bursts = |bytes: u64| bytes.div_ceil(burst);
-    let c = arch.chunk_entries() as u64;
     let dense_bytes = 2 * m * k + 2 * k;
     let macs = m * k;
     let out_bursts = bursts(4 * m);
-    let cycles = stream_cycles(arch, bursts(dense_bytes), macs.div_ceil(c), out_bursts);
+    let cycles = stream_cycles(arch, bursts(dense_bytes), dense_compute_cycles(arch, m, k), out_bursts);
     stream_run(Kernel::Dense, cycles, bursts(dense_bytes) * burst, out_bursts * burst, macs, 0, 0, energy)
+}
+
+/// The MAC cycles of dense FP16 GEMV of an M x K matrix: M*K / C (the rest of its cycles wait on
+/// memory).
+pub fn dense_compute_cycles(arch: &Arch, m: u64, k: u64) -> u64 {
+    (m * k).div_ceil(arch.chunk_entries() as u64)
 }
 
 /// Every baseline and the core itself on one job.

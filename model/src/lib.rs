@@ -1,8 +1,10 @@
-//! # lacuna-model: the cycle-accurate model of the Sparse SIMT core
+//! # lacuna-model: the cycle-accurate model of lacuna
 //!
-//! One file per hardware block, named as in `docs/microarchitecture.md` (and, later, `rtl/`):
-//! [`memory`], [`act_load`], [`act_scan`], [`colptr_fetch`], [`chunk_fetch`], [`rlc_decoder`],
-//! [`multiplier`], [`route`], [`accumulator`], [`drain`], wired in [`core`].
+//! One folder per unit, one file per hardware block, named as in `docs/microarchitecture.md` and
+//! in `rtl/`: [`core`] (the Sparse SIMT core: `act_load`, `act_scan`, `colptr_fetch`,
+//! `chunk_fetch`, `rlc_decoder`, `multiplier`, `route`, `accumulator`, `drain`), [`memory`] (the
+//! shared memory port and its arbiter), [`vector`] (the vector unit); [`system`] runs the units
+//! of a decode step together, [`program`] a compiled program's trace on them.
 //!
 //! Contract: [`simulate`] runs one spMspV job on an `Arch` and returns the output, which is
 //! bit-identical to `lacuna_golden::column_order`, the cycle count and the [`Counters`]. A
@@ -10,25 +12,16 @@
 //! job size turns a model bug into [`SimError::Timeout`]).
 #![warn(missing_docs)]
 
-pub mod accumulator;
-pub mod act_load;
-pub mod act_scan;
 pub mod baselines;
-pub mod chunk_fetch;
-pub mod colptr_fetch;
 pub mod core;
-pub mod counters;
-pub mod drain;
 pub mod energy;
 pub mod memory;
-pub mod multiplier;
 pub mod program;
-pub mod rlc_decoder;
-pub mod route;
-pub mod slice;
 pub mod sweep;
+pub mod system;
+pub mod vector;
 
-pub use counters::Counters;
+pub use core::counters::Counters;
 
 use half::f16;
 use lacuna_spec::job::JobLayout;

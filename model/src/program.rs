@@ -7,15 +7,19 @@
 //! energy beside dense FP16 GEMV of the same layer on the same hardware
 //! ([`crate::baselines::dense`]). The rest of the step follows the program's placement
 //! (`lacuna_spec::placement`): attention's matrix-vector jobs over the KV cache as dense
-//! FP16 GEMV on the same core and memory, and the vector unit's element operations at
-//! `vector_unit.lanes` per cycle (a special function takes `special_cycles` lane cycles), its
-//! energy from the table's FP32 multiply and add. Everything runs one after another (each
-//! operation waits for the previous one's result), so a step's cycles are the sum.
+//! FP16 GEMV on the same core and memory, and every element-wise node (with attention's softmax)
+//! a job of the vector unit ([`crate::vector`]). The units run the step as [`crate::system`]
+//! schedules it: in graph order on each unit, overlapped where the dependences allow; the step
+//! reports its overlapped cycles beside the serial sum, and one [`UnitRecord`] per unit.
 
-use crate::baselines::dense;
+use crate::baselines::{dense, dense_compute_cycles};
 use crate::energy::EnergyTable;
+use crate::system::{schedule, Task, UnitRecord};
+use crate::vector::{VectorJob, VectorUnit};
 use crate::{simulate, Job, SimError};
 use half::f16;
+use lacuna_spec::graph::Graph;
+use lacuna_spec::placement::{Unit, Work};
 use lacuna_spec::program::{LoadedProgram, ProgramLayer};
 use lacuna_spec::trace::Trace;
 use lacuna_spec::{ActivationFilter, Activations};
@@ -45,6 +49,9 @@ pub struct LayerRun {
     /// The job's y (for checks against the golden).
     #[serde(skip)]
     pub y: Vec<f32>,
+    /// The core's counters of the job.
+    #[serde(skip)]
+    pub counters: crate::Counters,
 }
 
 /// The work of one unit beside the linear layers in a step.
@@ -71,24 +78,24 @@ pub struct StepRun {
     pub attention: UnitRun,
     /// The vector unit (norms, RoPE, softmax, SiLU, adds, embedding lookup).
     pub vector: UnitRun,
+    /// Per unit: jobs, cycles, busy cycles, stalls, DRAM bytes, energy.
+    pub units: Vec<UnitRecord>,
+    /// Cycles of the whole step, the units overlapped where the dependences allow
+    /// ([`crate::system::schedule`]).
+    pub cycles: u64,
+    /// Cycles with every job one after the other.
+    pub serial_cycles: u64,
+    /// The same step with every linear layer run as dense FP16 GEMV (attention and the vector
+    /// unit unchanged), overlapped by the same rule.
+    pub dense_cycles: u64,
+    /// Dense, serial.
+    pub dense_serial_cycles: u64,
 }
 
 impl StepRun {
     /// Sum of a per-layer figure.
     pub fn total<T: std::iter::Sum<T>>(&self, f: impl Fn(&LayerRun) -> T) -> T {
         self.layers.iter().map(f).sum()
-    }
-
-    /// Cycles of the whole step: linear layers, attention and the vector unit, one after the
-    /// other (each waits for the previous one's result).
-    pub fn cycles(&self) -> u64 {
-        self.total(|l| l.cycles) + self.attention.cycles + self.vector.cycles
-    }
-
-    /// The same step with every linear layer run as dense FP16 GEMV (attention and the vector
-    /// unit unchanged).
-    pub fn dense_cycles(&self) -> u64 {
-        self.total(|l| l.dense_cycles) + self.attention.cycles + self.vector.cycles
     }
 
     /// Energy of the whole step, pJ.
@@ -107,28 +114,78 @@ impl StepRun {
     }
 }
 
-/// Attention's core jobs and the vector unit's work of a step at `positions` cached positions,
-/// from the program's placement.
-pub fn beside_linears(p: &LoadedProgram, positions: u64, energy: &EnergyTable) -> (UnitRun, UnitRun) {
-    let mut attention = UnitRun::default();
-    let mut lane_cycles = 0u64;
-    let special = p.arch.vector_unit.special_cycles as u64;
-    for placed in &p.program.placement {
-        let (ops, specials) = placed.work.vector(positions);
-        lane_cycles += ops + specials * special;
-        for j in placed.work.core_jobs(positions) {
-            let d = dense(&p.arch, j.m, j.k, energy);
-            attention.cycles += j.count * d.cycles;
-            attention.dram_bytes += j.count * (d.bytes_loaded + d.bytes_written);
-            attention.energy_pj += j.count as f64 * d.energy.total_pj();
-        }
-    }
-    let vector = UnitRun {
-        cycles: lane_cycles.div_ceil(p.arch.vector_unit.lanes as u64),
-        dram_bytes: 0,
-        energy_pj: energy.of_vector(lane_cycles),
+/// What a graph node costs its units in a step.
+enum NodeWork {
+    /// A linear layer: the program's layer of this index.
+    Linear(usize),
+    /// Attention: scores on the core, softmax on the vector unit, output on the core (cycles).
+    Attention { scores: u64, softmax: u64, output: u64 },
+    /// A vector-unit job (cycles).
+    Vector(u64),
+}
+
+/// Runs the work beside the linear layers at `positions` cached positions: attention's dense
+/// jobs into `core` (and `attention`), every vector job on `vector`. One entry per graph node.
+fn beside_linears(
+    p: &LoadedProgram,
+    positions: u64,
+    energy: &EnergyTable,
+    core: &mut UnitRecord,
+    attention: &mut UnitRun,
+    vector: &mut VectorUnit,
+) -> Vec<NodeWork> {
+    let mut linear = 0;
+    let mut dense_jobs = |j: lacuna_spec::placement::DenseJobs| {
+        let d = dense(&p.arch, j.m, j.k, energy);
+        core.add_dense_jobs(&d, dense_compute_cycles(&p.arch, j.m, j.k), j.count);
+        attention.cycles += j.count * d.cycles;
+        attention.dram_bytes += j.count * (d.bytes_loaded + d.bytes_written);
+        attention.energy_pj += j.count as f64 * d.energy.total_pj();
+        j.count * d.cycles
     };
-    (attention, vector)
+    p.program
+        .placement
+        .iter()
+        .map(|placed| match placed.work {
+            Work::Linear => {
+                linear += 1;
+                NodeWork::Linear(linear - 1)
+            }
+            Work::Attention { .. } => {
+                let (ops, specials) = placed.work.vector(positions);
+                let mut jobs = placed.work.core_jobs(positions).into_iter().map(&mut dense_jobs);
+                let scores = jobs.next().unwrap_or(0);
+                let output = jobs.next().unwrap_or(0);
+                NodeWork::Attention { scores, softmax: vector.run(VectorJob { ops, specials }), output }
+            }
+            Work::Elementwise { ops, specials } => NodeWork::Vector(vector.run(VectorJob { ops, specials })),
+        })
+        .collect()
+}
+
+/// The step's tasks in graph order, with `linear[i]` the cycles of the program's layer i; each
+/// node's tasks wait for the last task of each of its operands.
+fn step_tasks(graph: &Graph, work: &[NodeWork], linear: &[u64]) -> Vec<Task> {
+    let mut tasks: Vec<Task> = Vec::new();
+    let mut last: Vec<usize> = Vec::with_capacity(work.len());
+    for (node, w) in graph.nodes.iter().zip(work) {
+        let after: Vec<usize> = node.op.operands().iter().filter_map(|o| last.get(o.0 as usize).copied()).collect();
+        let mut push = |unit: Unit, cycles: u64, after: Vec<usize>| {
+            tasks.push(Task { unit, cycles, after });
+            tasks.len() - 1
+        };
+        let end = match *w {
+            NodeWork::Linear(i) => push(Unit::Core, linear.get(i).copied().unwrap_or(0), after),
+            NodeWork::Attention { scores, softmax, output } => {
+                let s = push(Unit::Core, scores, after);
+                let m = push(Unit::VectorUnit, softmax, vec![s]);
+                push(Unit::Core, output, vec![m])
+            }
+            NodeWork::Vector(c) => push(Unit::VectorUnit, c, after),
+        };
+        last.push(end);
+    }
+    tasks
 }
 
 /// Why a step could not run.
@@ -234,8 +291,31 @@ pub fn run_step(
             active_columns: x.active_count(filter) as u64,
             useful_entries: k.useful_entries,
             y: r.y,
+            counters: r.counters,
         });
     }
-    let (attention, vector) = beside_linears(p, step as u64 + 1, energy);
-    Ok(StepRun { step, token: trace.header.tokens[step], layers, attention, vector })
+    let mut core = UnitRecord::new(Unit::Core);
+    for l in &layers {
+        core.add_core_job(&l.counters, l.energy_pj);
+    }
+    let mut attention = UnitRun::default();
+    let mut vector_unit = VectorUnit::new(&p.arch.vector_unit);
+    let work = beside_linears(p, step as u64 + 1, energy, &mut core, &mut attention, &mut vector_unit);
+    let graph = &p.program.graph;
+    let sparse = schedule(&step_tasks(graph, &work, &layers.iter().map(|l| l.cycles).collect::<Vec<_>>()));
+    let dense = schedule(&step_tasks(graph, &work, &layers.iter().map(|l| l.dense_cycles).collect::<Vec<_>>()));
+    let vector =
+        UnitRun { cycles: vector_unit.counters.cycles, dram_bytes: 0, energy_pj: vector_unit.energy_pj(energy) };
+    Ok(StepRun {
+        step,
+        token: trace.header.tokens[step],
+        layers,
+        attention,
+        vector,
+        units: vec![core, UnitRecord::vector(&vector_unit, energy)],
+        cycles: sparse.cycles,
+        serial_cycles: sparse.serial_cycles,
+        dense_cycles: dense.cycles,
+        dense_serial_cycles: dense.serial_cycles,
+    })
 }

@@ -4,7 +4,7 @@
 use half::f16;
 use lacuna_golden::column_order;
 use lacuna_model::{simulate, simulate_with, Job};
-use lacuna_spec::{ActivationFilter, Activations, Arch, DenseMatrix, RlcMatrix};
+use lacuna_spec::{ActivationFilter, Activations, Arbitration, Arch, DenseMatrix, RlcMatrix};
 use proptest::prelude::*;
 
 fn bits(v: &[f32]) -> Vec<u32> {
@@ -87,8 +87,8 @@ fn any_arch() -> impl Strategy<Value = Arch> {
         (0u32..=8, 0u32..=3, 0u32..=12, 1u32..=16, 2u32..=64, 2u32..=1024, 0u32..=6, 1u32..=64, 1u32..=64, 1u32..=16);
     let memory =
         (1u32..=4096, prop_oneof![0u32..=20, 0u32..=100_000], 1u32..=1024, 4u32..=12, 60u32..=1024, 2u32..=1024);
-    (core, memory, 1u32..=10_000).prop_map(
-        |((l, e, r, ports, lq, aq, s, cq, fb, lat), (bpc, mlat, out, req, act_words, cp_words), clock)| {
+    (core, memory, 1u32..=10_000, any::<bool>()).prop_map(
+        |((l, e, r, ports, lq, aq, s, cq, fb, lat), (bpc, mlat, out, req, act_words, cp_words), clock, rr)| {
             let mut arch = Arch::preset("tiny").unwrap();
             arch.name = "random".into();
             arch.clock_mhz = clock;
@@ -110,6 +110,7 @@ fn any_arch() -> impl Strategy<Value = Arch> {
             m.latency_cycles = mlat;
             m.max_outstanding = out;
             m.request_bytes = 1 << req;
+            m.arbitration = if rr { Arbitration::RoundRobin } else { Arbitration::FixedPriority };
             arch.sram.activation_bytes = 2 * act_words;
             arch.sram.colptr_bytes = 4 * cp_words;
             arch

@@ -85,6 +85,31 @@ pub struct MemoryParams {
     pub max_outstanding: u32,
     /// Bytes per request (the burst the fetch units issue).
     pub request_bytes: u32,
+    /// Who gets the port when several requesters want it in one cycle. Left out of the TOML (and
+    /// of the hash) when it is the default, fixed priority, so every arch written before this
+    /// field existed keeps its hash.
+    #[serde(default, skip_serializing_if = "Arbitration::is_fixed_priority")]
+    pub arbitration: Arbitration,
+}
+
+/// The memory port's arbitration policy among its requesters (`lacuna_spec::MemRequester`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arbitration {
+    /// The first requester in `MemRequester::ALL` order wins (drain > act_load > colptr_fetch >
+    /// chunk_fetch): the order the core's data needs.
+    #[default]
+    FixedPriority,
+    /// The first requester after the last one granted wins, in a ring: no requester waits more
+    /// than `requesters - 1` grants.
+    RoundRobin,
+}
+
+impl Arbitration {
+    /// Whether this is the default policy.
+    pub fn is_fixed_priority(&self) -> bool {
+        *self == Arbitration::FixedPriority
+    }
 }
 
 /// On-chip SRAM sizes.
@@ -382,6 +407,12 @@ impl Arch {
     pub fn balanced_panel_rows(&self, rows: usize) -> u32 {
         let panels = rows.div_ceil(self.tile_rows() as usize).max(1);
         rows.div_ceil(panels) as u32
+    }
+
+    /// 32-bit words in one memory burst (`request_bytes / 4`): the width of every data port on
+    /// the memory side of the RTL.
+    pub fn burst_words(&self) -> usize {
+        self.memory.request_bytes as usize / 4
     }
 
     /// Entries in one decoder chunk: `lanes * entries_per_lane`.

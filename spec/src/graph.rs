@@ -190,6 +190,18 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// The nodes it reads, in operand order (the dependences a schedule must respect).
+    pub fn operands(&self) -> Vec<NodeId> {
+        match *self {
+            Op::Embed { .. } => Vec::new(),
+            Op::RmsNorm { input, .. } | Op::Linear { input, .. } | Op::Rope { input, .. } => vec![input],
+            Op::Attention { q, k, v, .. } => vec![q, k, v],
+            Op::SwiGlu { gate: a, up: b } | Op::Add { a, b } => vec![a, b],
+        }
+    }
+}
+
 /// A node: an operation and the size of the vector it produces.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

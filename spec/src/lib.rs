@@ -26,10 +26,10 @@ pub mod rlc;
 pub mod rlc_file;
 pub mod trace;
 
-pub use arch::{Arch, ArchError, ArchHash, Datapath};
+pub use arch::{Arbitration, Arch, ArchError, ArchHash, Datapath};
 pub use dense::DenseMatrix;
 pub use fault::FaultCode;
-pub use memory_client::MemClient;
+pub use memory_client::{MemClient, MemRequester};
 pub use numerics::{ActivationFilter, Activations};
 pub use rlc::{Entry, JobBytes, RlcCsc, RlcError, RlcMatrix, StorageStats};
 pub use rlc_file::{read_rlc, read_rlc_file, write_rlc, write_rlc_file, RlcFileError};

@@ -61,6 +61,49 @@ impl MemClient {
     }
 }
 
+/// A requester on the memory port: a block with a request port of its own (`chunk_fetch` issues
+/// both values and runs through one). The arbiter chooses among requesters; in
+/// [`MemRequester::ALL`] order under fixed priority.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemRequester {
+    /// `drain`: output writes. First, so a full write buffer never stalls the accumulator longer
+    /// than a burst.
+    Drain,
+    /// `act_load`: activation loads (needed before the scan can start).
+    ActLoad,
+    /// `colptr_fetch`: column pointers (needed before a column's slices can be fetched).
+    ColptrFetch,
+    /// `chunk_fetch`: values and run lengths.
+    ChunkFetch,
+}
+
+impl MemRequester {
+    /// Every requester of the core, in fixed-priority order (highest first).
+    pub const ALL: [MemRequester; 4] =
+        [MemRequester::Drain, MemRequester::ActLoad, MemRequester::ColptrFetch, MemRequester::ChunkFetch];
+
+    /// Its position in [`MemRequester::ALL`] (the arbiter's port index).
+    pub const fn index(self) -> usize {
+        match self {
+            MemRequester::Drain => 0,
+            MemRequester::ActLoad => 1,
+            MemRequester::ColptrFetch => 2,
+            MemRequester::ChunkFetch => 3,
+        }
+    }
+
+    /// The block's name (its file in `model/` and `rtl/`).
+    pub const fn block(self) -> &'static str {
+        match self {
+            MemRequester::Drain => "drain",
+            MemRequester::ActLoad => "act_load",
+            MemRequester::ColptrFetch => "colptr_fetch",
+            MemRequester::ChunkFetch => "chunk_fetch",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,6 +115,13 @@ mod tests {
             assert_eq!(MemClient::from_id(c.id()), Some(c));
         }
         assert_eq!(MemClient::from_id(5), None);
+        for (i, r) in MemRequester::ALL.into_iter().enumerate() {
+            assert_eq!(r.index(), i);
+        }
+        // Each client's block is a requester's.
+        for c in MemClient::ALL {
+            assert!(MemRequester::ALL.iter().any(|r| r.block() == c.block()), "{c:?}");
+        }
         assert_eq!(
             MemClient::legend(),
             "0 drain, 1 act_load, 2 colptr_fetch, 3 chunk_fetch values, 4 chunk_fetch runs"

@@ -25,13 +25,23 @@ use crate::graph::{Graph, Op};
 use serde::{Deserialize, Serialize};
 
 /// Where a node runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Unit {
     /// The Sparse SIMT core.
     Core,
     /// The vector unit.
     VectorUnit,
+}
+
+impl Unit {
+    /// Its name in reports (as serialized).
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Core => "core",
+            Unit::VectorUnit => "vector_unit",
+        }
+    }
 }
 
 /// The work of a node.

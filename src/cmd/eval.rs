@@ -177,8 +177,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let (mut cyc, mut dcyc, mut bytes, mut e, mut de) = (0u64, 0u64, 0u64, 0f64, 0f64);
         for s in 0..steps {
             let r = run_step(&p, &c.trace, s, &energy, &base)?;
-            cyc += r.cycles();
-            dcyc += r.dense_cycles();
+            cyc += r.cycles;
+            dcyc += r.dense_cycles;
             bytes += r.dram_bytes();
             e += r.energy_pj();
             de += r.dense_energy_pj();

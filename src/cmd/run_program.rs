@@ -2,8 +2,10 @@
 //!
 //! Prints per layer kind (summed over the blocks, plus attention and the vector unit) and per
 //! token: cycles, the same with dense FP16 GEMV linear layers on the same hardware, speedup, DRAM
-//! bytes and energy, and the latency at the arch's clock. `--json` prints the per-step,
-//! per-layer figures instead.
+//! bytes and energy, and the latency at the arch's clock; per unit (the core, the vector unit):
+//! jobs, cycles, busy cycles, stalls, DRAM bytes and energy; the step's cycles with the units
+//! overlapped where the dependences allow beside the serial sum. `--json` prints the per-step
+//! figures instead: per layer, per unit (`units`), and the step's `cycles` and `serial_cycles`.
 
 use crate::table::Table;
 use anyhow::{Context, Result};
@@ -28,7 +30,7 @@ struct Report<'a> {
     steps: &'a [StepRun],
 }
 
-const SCOPE: &str = "the whole decode step: linear layers on the Sparse SIMT core; attention over the KV cache as dense jobs on the core; norms, RoPE, softmax, SiLU and adds on the vector unit; serial. Dense: the linear layers as dense FP16 GEMV on the same hardware, the rest the same";
+const SCOPE: &str = "the whole decode step: linear layers on the Sparse SIMT core; attention over the KV cache as dense jobs on the core; norms, RoPE, softmax, SiLU and adds on the vector unit; each unit in graph order, the units overlapped where the dependences allow (serial_cycles: one after the other). Dense: the linear layers as dense FP16 GEMV on the same hardware, the rest the same";
 
 pub fn run(dir: &Path, trace: Option<&Path>, json: bool) -> Result<ExitCode> {
     let p = Program::read(dir)?;
@@ -126,10 +128,42 @@ pub fn run(dir: &Path, trace: Option<&Path>, json: bool) -> Result<ExitCode> {
     ]);
     print!("{}", tk.render());
     println!();
+    // Per unit, averaged over the steps.
+    let mut tu = Table::new(&[
+        "unit",
+        "jobs/token",
+        "cycles/token",
+        "busy %",
+        "stall memory %",
+        "stall other %",
+        "DRAM MB",
+        "energy uJ",
+    ]);
+    for (i, u) in steps.first().map(|s| s.units.as_slice()).unwrap_or_default().iter().enumerate() {
+        let sum = |f: &dyn Fn(&lacuna_model::system::UnitRecord) -> u64| -> u64 {
+            steps.iter().map(|s| f(&s.units[i])).sum()
+        };
+        let cycles = sum(&|u| u.cycles).max(1) as f64;
+        let pct = |v: u64| format!("{:.1}", 100.0 * v as f64 / cycles);
+        let other = sum(&|u| u.stalls.columns + u.stalls.backpressure + u.stalls.drain + u.stalls.tail);
+        tu.row(vec![
+            u.unit.name().to_string(),
+            (sum(&|u| u.jobs) / n).to_string(),
+            (sum(&|u| u.cycles) / n).to_string(),
+            pct(sum(&|u| u.busy_cycles)),
+            pct(sum(&|u| u.stalls.memory)),
+            pct(other),
+            format!("{:.2}", sum(&|u| u.dram_bytes) as f64 / n as f64 / 1e6),
+            format!("{:.1}", steps.iter().map(|s| s.units[i].energy_pj).sum::<f64>() / n as f64 / 1e6),
+        ]);
+    }
+    print!("{}", tu.render());
+    println!();
     let mut tt = Table::new(&[
         "step",
         "token",
         "cycles",
+        "serial",
         "latency ms",
         "dense ms",
         "speedup",
@@ -138,11 +172,12 @@ pub fn run(dir: &Path, trace: Option<&Path>, json: bool) -> Result<ExitCode> {
         "dense uJ",
     ]);
     for s in &steps {
-        let (c, d) = (s.cycles(), s.dense_cycles());
+        let (c, d) = (s.cycles, s.dense_cycles);
         tt.row(vec![
             s.step.to_string(),
             s.token.to_string(),
             c.to_string(),
+            s.serial_cycles.to_string(),
             format!("{:.3}", c as f64 / clock / 1e3),
             format!("{:.3}", d as f64 / clock / 1e3),
             format!("{:.2}", d as f64 / c.max(1) as f64),

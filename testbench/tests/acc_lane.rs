@@ -2,7 +2,7 @@
 //! cycle by cycle the same FIFO acceptance and the same `quiet`, and bit-identical registers at
 //! every drain, on random streams that make hazards, full FIFOs and port limits common.
 
-use lacuna_model::accumulator::Accumulator;
+use lacuna_model::core::accumulator::Accumulator;
 use lacuna_spec::Arch;
 use lacuna_testbench::model::Verilated;
 use rand::{Rng, SeedableRng};

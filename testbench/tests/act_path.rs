@@ -5,10 +5,10 @@
 //! at random cycles; a response is presented to the RTL the cycle before it completes.
 
 use half::f16;
-use lacuna_model::act_load::ActLoad;
-use lacuna_model::act_scan::ActScan;
-use lacuna_model::memory::{MemClient, Memory};
-use lacuna_model::slice::Token;
+use lacuna_model::core::act_load::ActLoad;
+use lacuna_model::core::act_scan::ActScan;
+use lacuna_model::core::slice::Token;
+use lacuna_model::memory::{MemClient, Memory, Requester};
 use lacuna_spec::{ActivationFilter, Arch};
 use lacuna_testbench::model::{PortId, Verilated};
 use rand::{Rng, SeedableRng};

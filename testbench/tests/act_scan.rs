@@ -3,8 +3,8 @@
 //! fetch popping at random, over several panels, thresholds and K not a multiple of the width.
 
 use half::f16;
-use lacuna_model::act_scan::ActScan;
-use lacuna_model::slice::Token;
+use lacuna_model::core::act_scan::ActScan;
+use lacuna_model::core::slice::Token;
 use lacuna_spec::{ActivationFilter, Arch};
 use lacuna_testbench::model::{PortId, Verilated};
 use rand::{Rng, SeedableRng};

@@ -3,9 +3,9 @@
 //! every drain started, and bit-identical registers at every drain, on random slices (masked
 //! entries, hot rows, lane imbalance) and end-of-panel markers.
 
-use lacuna_model::accumulator::Accumulator;
-use lacuna_model::route::Route;
-use lacuna_model::slice::{Products, Token};
+use lacuna_model::core::accumulator::Accumulator;
+use lacuna_model::core::route::Route;
+use lacuna_model::core::slice::{Products, Token};
 use lacuna_spec::Arch;
 use lacuna_testbench::model::{PortId, Verilated};
 use rand::{Rng, SeedableRng};

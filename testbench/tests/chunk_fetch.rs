@@ -6,9 +6,9 @@
 //! memory clients; a response is presented the cycle before it completes.
 
 use half::f16;
-use lacuna_model::chunk_fetch::ChunkFetch;
-use lacuna_model::memory::{MemClient, Memory};
-use lacuna_model::slice::{Column, Token};
+use lacuna_model::core::chunk_fetch::ChunkFetch;
+use lacuna_model::core::slice::{Column, Token};
+use lacuna_model::memory::{MemClient, Memory, Requester};
 use lacuna_spec::job::{JobLayout, PanelLengths};
 use lacuna_spec::Arch;
 use lacuna_testbench::model::{PortId, Verilated};

@@ -6,10 +6,10 @@
 //! fault the core halts the block, as the model stops stepping it.
 
 use half::f16;
-use lacuna_model::act_scan::ActiveColumn;
-use lacuna_model::colptr_fetch::ColptrFetch;
-use lacuna_model::memory::{MemClient, Memory};
-use lacuna_model::slice::Token;
+use lacuna_model::core::act_scan::ActiveColumn;
+use lacuna_model::core::colptr_fetch::ColptrFetch;
+use lacuna_model::core::slice::Token;
+use lacuna_model::memory::{MemClient, Memory, Requester};
 use lacuna_model::PanelData;
 use lacuna_spec::Arch;
 use lacuna_testbench::model::{PortId, Verilated};
@@ -139,7 +139,7 @@ fn colptr_fetch_matches_the_model(preset: &str, seed: u64) -> bool {
         let wanted = if halted { None } else { fetch.wanted() };
         let accepted = !halted && fetch.issue(t, &mut mem);
         if accepted {
-            responses.push_back((mem.last_completion(), wanted.unwrap()));
+            responses.push_back((mem.last_completion(), wanted.unwrap().1));
         }
 
         rtl.set(in_valid, valid);
@@ -178,7 +178,7 @@ fn colptr_fetch_matches_the_model(preset: &str, seed: u64) -> bool {
         }
         assert_eq!(rtl.get(in_pop) == 1, popped, "{}", at("activation queue head taken"));
         assert_eq!(rtl.get(req_valid) == 1, wanted.is_some(), "{}", at("pointer burst wanted"));
-        if let Some(addr) = wanted {
+        if let Some((_, addr)) = wanted {
             assert_eq!(rtl.get(req_addr), addr, "{}", at("request address"));
         }
         assert_eq!(rtl.get(error) == 1, bad.is_some(), "{}", at("malformed pointers flagged"));

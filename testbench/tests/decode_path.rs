@@ -4,9 +4,9 @@
 //! bit-identical products, and the same cycle and row for a run that overruns its panel.
 
 use half::f16;
-use lacuna_model::multiplier::multiply;
-use lacuna_model::rlc_decoder::RlcDecoder;
-use lacuna_model::slice::{Column, Products, Slice, Token};
+use lacuna_model::core::multiplier::multiply;
+use lacuna_model::core::rlc_decoder::RlcDecoder;
+use lacuna_model::core::slice::{Column, Products, Slice, Token};
 use lacuna_model::PanelData;
 use lacuna_spec::Arch;
 use lacuna_testbench::model::{PortId, Verilated};

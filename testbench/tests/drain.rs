@@ -5,9 +5,9 @@
 //! the next panel at random once drain is idle) and lower-priority clients that fill the memory's
 //! slots when drain has nothing to write.
 
-use lacuna_model::accumulator::Accumulator;
-use lacuna_model::drain::Drain;
-use lacuna_model::memory::{MemClient, Memory};
+use lacuna_model::core::accumulator::Accumulator;
+use lacuna_model::core::drain::Drain;
+use lacuna_model::memory::{MemClient, Memory, Requester};
 use lacuna_spec::Arch;
 use lacuna_testbench::model::{PortId, Verilated};
 use rand::{Rng, SeedableRng};

@@ -1,11 +1,14 @@
-//! `memory`: the one memory port every loading or storing block shares.
+//! `memory`: the one memory port every loading or storing block shares, and its [`arbiter`].
 //!
 //! Contract (docs/microarchitecture.md, "memory"): requests are aligned bursts of
 //! `request_bytes`; at most one request is accepted per cycle, and only while fewer than
-//! `max_outstanding` are in flight. A request accepted in cycle t occupies the data bus for
+//! `max_outstanding` are in flight; when several requesters have one ready, the [`arbiter`]
+//! chooses under the arch's `memory.arbitration`. A request accepted in cycle t occupies the data bus for
 //! `beats = ceil(request_bytes / bytes_per_cycle)` cycles from `s = max(t + latency, bus_free)`
 //! and completes in cycle `c = s + beats`. Completion times are therefore strictly increasing, so
 //! the requests in flight form a FIFO. Clients keep the completion cycle they are given.
+
+pub mod arbiter;
 
 use lacuna_spec::arch::MemoryParams;
 use std::collections::VecDeque;
@@ -98,10 +101,15 @@ impl Memory {
         }
     }
 
+    /// Whether a request would be accepted in cycle `now` (none yet this cycle, a slot free).
+    pub fn can_accept(&self, now: u64) -> bool {
+        self.accepted_at != Some(now) && self.in_flight.len() < self.max_outstanding
+    }
+
     /// Asks for one burst in cycle `now`; returns its completion cycle, or `None` when the port
     /// already accepted a request this cycle or `max_outstanding` are in flight.
     pub fn request(&mut self, now: u64, kind: MemClient) -> Option<u64> {
-        if self.accepted_at == Some(now) || self.in_flight.len() >= self.max_outstanding {
+        if !self.can_accept(now) {
             return None;
         }
         self.accepted_at = Some(now);
@@ -151,6 +159,25 @@ impl Memory {
     }
 }
 
+/// A block that asks the memory port for bursts: what it wants this cycle, and what it does when
+/// granted. The core's arbitration (`memory::arbiter`) chooses among the blocks that want one.
+pub trait Requester {
+    /// The burst it would ask for in this cycle's issue phase, if any: client and address.
+    fn wanted(&self) -> Option<(MemClient, u64)>;
+
+    /// Its request was accepted and completes in cycle `done`; `burst` is the burst size.
+    fn granted(&mut self, done: u64, burst: u64);
+
+    /// Asks for [`Requester::wanted`] alone, with no other requester (a block's own tests).
+    /// Returns true when the memory accepted it.
+    fn issue(&mut self, now: u64, mem: &mut Memory) -> bool {
+        let Some((client, addr)) = self.wanted() else { return false };
+        let Some(done) = mem.request_at(now, client, addr) else { return false };
+        self.granted(done, mem.burst());
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,6 +189,7 @@ mod tests {
             latency_cycles: lat,
             max_outstanding: out,
             request_bytes: burst,
+            arbitration: Default::default(),
         })
     }
 

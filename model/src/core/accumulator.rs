@@ -17,7 +17,7 @@
 //! ever waits across a drain. A job that ends after a fault with entries still waiting takes back
 //! what they charged for cycles past its end (`settle`).
 
-use crate::slice::RowProduct;
+use crate::core::slice::RowProduct;
 use lacuna_spec::arch::MAX_LANE_QUEUE_DEPTH;
 use lacuna_spec::numerics::accumulate;
 

@@ -5,7 +5,7 @@
 //! active one of the group; pushes (k, x_k) for each active one, then an end-of-panel marker (its
 //! own cycle) after a panel's last group.
 
-use crate::slice::Token;
+use crate::core::slice::Token;
 use half::f16;
 use lacuna_spec::ActivationFilter;
 use std::collections::VecDeque;

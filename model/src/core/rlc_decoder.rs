@@ -11,7 +11,7 @@
 //! then only carry the result, in the cycles the contract gives them; nothing they compute depends
 //! on time.
 
-use crate::slice::{Decoded, RowProduct, Slice, Token};
+use crate::core::slice::{Decoded, RowProduct, Slice, Token};
 use crate::PanelData;
 use lacuna_spec::numerics::fp16_to_f32_table;
 
@@ -111,7 +111,7 @@ impl Default for RlcDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::slice::Column;
+    use crate::core::slice::Column;
     use half::f16;
 
     #[test]

@@ -6,9 +6,9 @@
 //! (`colptr[k] <= colptr[k+1] <= entries`) and pushes (k, x_k, start, end) into the column queue
 //! unless the column is empty. Markers pass through when the column queue has room.
 
-use crate::act_scan::ActiveColumn;
-use crate::memory::{MemClient, Memory};
-use crate::slice::{Column, Token};
+use crate::core::act_scan::ActiveColumn;
+use crate::core::slice::{Column, Token};
+use crate::memory::{MemClient, Memory, Requester};
 use crate::PanelData;
 use std::collections::VecDeque;
 
@@ -122,24 +122,25 @@ impl ColptrFetch {
         (true, None)
     }
 
-    /// The burst the issue phase would ask for: the first missing pointer burst, if any.
-    pub fn wanted(&self) -> Option<u64> {
+    /// The index of the first missing pointer burst of the current column, if any.
+    fn missing(&self) -> Option<usize> {
         let c = self.cur.as_ref()?;
-        (0..c.n).find(|&i| c.ready[i].is_none()).map(|i| c.bursts[i])
+        (0..c.n).find(|&i| c.ready[i].is_none())
+    }
+}
+
+/// Issue phase: the first missing pointer burst.
+impl Requester for ColptrFetch {
+    fn wanted(&self) -> Option<(MemClient, u64)> {
+        let i = self.missing()?;
+        Some((MemClient::Colptr, self.cur.as_ref()?.bursts[i]))
     }
 
-    /// Issue phase: asks for the first missing pointer burst. Returns true when accepted.
-    pub fn issue(&mut self, now: u64, mem: &mut Memory) -> bool {
-        let Some(c) = self.cur.as_mut() else { return false };
-        let Some(i) = (0..c.n).find(|&i| c.ready[i].is_none()) else { return false };
-        match mem.request_at(now, MemClient::Colptr, c.bursts[i]) {
-            Some(done) => {
-                c.ready[i] = Some(done);
-                // The same burst may hold both pointers' halves only when n == 1; nothing to share.
-                self.last = Some((c.bursts[i], done));
-                true
-            }
-            None => false,
-        }
+    fn granted(&mut self, done: u64, _burst: u64) {
+        let i = self.missing().expect("granted only what it wanted");
+        let c = self.cur.as_mut().expect("a missing burst has a column");
+        c.ready[i] = Some(done);
+        // The same burst may hold both pointers' halves only when n == 1; nothing to share.
+        self.last = Some((c.bursts[i], done));
     }
 }

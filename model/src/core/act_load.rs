@@ -4,7 +4,7 @@
 //! `loaded(now)` is how many bytes (from x's start) are in the SRAM in cycle `now`. Bursts complete
 //! in issue order (memory contract), so the loaded prefix only grows.
 
-use crate::memory::{MemClient, Memory};
+use crate::memory::{MemClient, Requester};
 use std::collections::VecDeque;
 
 /// The activation loader.
@@ -43,19 +43,16 @@ impl ActLoad {
     pub fn next_event(&self) -> Option<u64> {
         self.in_flight.front().map(|&(d, _)| d)
     }
+}
 
-    /// Issue phase: asks for the next burst. Returns true when a request was accepted.
-    pub fn issue(&mut self, now: u64, mem: &mut Memory) -> bool {
-        if self.next >= self.x_base + self.x_bytes {
-            return false;
-        }
-        match mem.request_at(now, MemClient::Activations, self.next) {
-            Some(done) => {
-                self.next += mem.burst();
-                self.in_flight.push_back((done, self.next - self.x_base));
-                true
-            }
-            None => false,
-        }
+/// Issue phase: the next burst of x, in address order.
+impl Requester for ActLoad {
+    fn wanted(&self) -> Option<(MemClient, u64)> {
+        (self.next < self.x_base + self.x_bytes).then_some((MemClient::Activations, self.next))
+    }
+
+    fn granted(&mut self, done: u64, burst: u64) {
+        self.next += burst;
+        self.in_flight.push_back((done, self.next - self.x_base));
     }
 }

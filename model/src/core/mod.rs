@@ -1,27 +1,41 @@
 //! `core`: the Sparse SIMT core, cycle by cycle: the blocks wired as docs/microarchitecture.md
-//! draws them, evaluated downstream first within a cycle, then the memory's issue phase in
-//! priority order (drain > act_load > colptr_fetch > chunk_fetch).
+//! draws them, evaluated downstream first within a cycle, then the memory's issue phase: the
+//! blocks that want a burst ask, the arbiter (`memory::arbiter`, the arch's policy) grants one
+//! (fixed priority: drain > act_load > colptr_fetch > chunk_fetch, `MemRequester::ALL`).
 //!
 //! Bulk skipping: a cycle in which nothing changes is followed by identical cycles until the next
 //! timed event (a burst arriving, an add completing, a memory slot freeing). The model jumps there
 //! and charges the skipped cycles to the same counters, so skipping changes no result and no
 //! counter (a test compares against the model run with skipping off).
 
-use crate::accumulator::Accumulator;
-use crate::act_load::ActLoad;
-use crate::act_scan::ActScan;
-use crate::chunk_fetch::ChunkFetch;
-use crate::colptr_fetch::ColptrFetch;
-use crate::counters::Counters;
-use crate::drain::Drain;
-use crate::memory::Memory;
-use crate::multiplier::multiply;
-use crate::rlc_decoder::RlcDecoder;
-use crate::route::Route;
-use crate::slice::{Products, Token};
+pub mod accumulator;
+pub mod act_load;
+pub mod act_scan;
+pub mod chunk_fetch;
+pub mod colptr_fetch;
+pub mod counters;
+pub mod drain;
+pub mod multiplier;
+pub mod rlc_decoder;
+pub mod route;
+pub mod slice;
+
+use crate::core::accumulator::Accumulator;
+use crate::core::act_load::ActLoad;
+use crate::core::act_scan::ActScan;
+use crate::core::chunk_fetch::ChunkFetch;
+use crate::core::colptr_fetch::ColptrFetch;
+use crate::core::counters::Counters;
+use crate::core::drain::Drain;
+use crate::core::multiplier::multiply;
+use crate::core::rlc_decoder::RlcDecoder;
+use crate::core::route::Route;
+use crate::core::slice::{Products, Token};
+use crate::memory::arbiter::Arbiter;
+use crate::memory::{Memory, Requester};
 use crate::{Fault, Job, SimError, SimResult};
 use lacuna_spec::job::PanelLayout;
-use lacuna_spec::Arch;
+use lacuna_spec::{Arch, MemRequester};
 
 /// Runs `job` on `arch`; `skip` enables bulk skipping of idle cycles.
 pub fn run(
@@ -33,6 +47,7 @@ pub fn run(
 ) -> Result<SimResult, SimError> {
     let c = &arch.core;
     let mut mem = Memory::new(&arch.memory);
+    let mut arbiter = Arbiter::new(arch.memory.arbitration, MemRequester::ALL.len());
     if log {
         mem.log_requests();
     }
@@ -137,10 +152,20 @@ pub fn run(
                 scan.queue.iter().skip(queued).filter(|tok| matches!(tok, Token::Work(_))).count() as u64;
         }
 
-        // Issue phase, by priority.
-        progress |= drain.issue(t, &mut mem);
-        if fault.is_none() {
-            progress |= act_load.issue(t, &mut mem) || colptr.issue(t, &mut mem) || chunk.issue(t, &mut mem);
+        // Issue phase: the arbiter grants the port's one request of the cycle among the blocks
+        // that want one (after a fault only the drain still asks).
+        if mem.can_accept(t) {
+            let halted = fault.is_some();
+            // In `MemRequester::ALL` order.
+            let blocks: [&mut dyn Requester; 4] = [&mut drain, &mut act_load, &mut colptr, &mut chunk];
+            let ready = blocks.each_ref().map(|b| b.wanted().is_some());
+            let ready = [ready[0], !halted && ready[1], !halted && ready[2], !halted && ready[3]];
+            if let Some(i) = arbiter.grant(&ready) {
+                let (client, addr) = blocks[i].wanted().expect("a ready block wants a burst");
+                let done = mem.request_at(t, client, addr).expect("the port can accept");
+                blocks[i].granted(done, burst);
+                progress = true;
+            }
         }
 
         // Where did this cycle go?

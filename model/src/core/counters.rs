@@ -4,7 +4,7 @@
 //! `stall_memory`, `stall_columns`, `stall_backpressure`, `stall_drain` or `tail`, so they add up
 //! to `cycles` and say where the time went.
 
-use crate::accumulator::AccStalls;
+use crate::core::accumulator::AccStalls;
 use crate::memory::ByteCounters;
 
 /// The counters of one simulated job.

@@ -10,8 +10,8 @@
 //! hardware's must be. It fills only when panels finish faster than the memory takes their writes
 //! (e.g. empty panels back to back on a narrow port).
 
-use crate::accumulator::Accumulator;
-use crate::memory::{MemClient, Memory};
+use crate::core::accumulator::Accumulator;
+use crate::memory::{MemClient, Requester};
 use std::collections::VecDeque;
 
 /// The drain unit.
@@ -103,26 +103,24 @@ impl Drain {
         self.reading = if (next as u64) * (l as u64) >= rows as u64 { None } else { Some((panel, rows, next)) };
         true
     }
+}
 
-    /// Issue phase: writes the next queued burst. Returns true when accepted.
-    pub fn issue(&mut self, now: u64, mem: &mut Memory) -> bool {
-        if self.writes.is_empty() {
-            return false;
-        }
-        match mem.request_at(now, MemClient::Outputs, self.writes[0]) {
-            Some(done) => {
-                self.writes.pop_front();
-                self.last_write_done = self.last_write_done.max(done);
-                true
-            }
-            None => false,
-        }
+/// Issue phase: the next queued output burst.
+impl Requester for Drain {
+    fn wanted(&self) -> Option<(MemClient, u64)> {
+        self.writes.front().map(|&addr| (MemClient::Outputs, addr))
+    }
+
+    fn granted(&mut self, done: u64, _burst: u64) {
+        self.writes.pop_front();
+        self.last_write_done = self.last_write_done.max(done);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::{Memory, Requester};
     use lacuna_spec::arch::MemoryParams;
 
     #[test]
@@ -142,6 +140,7 @@ mod tests {
             latency_cycles: 4,
             max_outstanding: 4,
             request_bytes: 16,
+            arbitration: Default::default(),
         });
         assert!(drain.issue(0, &mut mem));
         assert!(drain.step(&mut acc, &mut y, 0, 0, 16));

@@ -9,8 +9,8 @@
 //! first); it enters the buffer when all are issued, and is ready when all have arrived. Markers
 //! enter the buffer ready.
 
-use crate::memory::{MemClient, Memory};
-use crate::slice::{Column, Slice, Token};
+use crate::core::slice::{Column, Slice, Token};
+use crate::memory::{MemClient, Memory, Requester};
 use lacuna_spec::job::PanelLayout;
 use std::collections::VecDeque;
 
@@ -124,17 +124,17 @@ impl ChunkFetch {
         }
         true
     }
+}
 
-    /// The burst the issue phase would ask for: the issuing slice's next missing one, if any.
-    pub fn wanted(&self) -> Option<(MemClient, u64)> {
+/// Issue phase: the issuing slice's next missing burst.
+impl Requester for ChunkFetch {
+    fn wanted(&self) -> Option<(MemClient, u64)> {
         self.issuing.as_ref().and(self.to_issue.front().copied())
     }
 
-    /// Issue phase: asks for the next missing burst. Returns true when accepted.
-    pub fn issue(&mut self, now: u64, mem: &mut Memory) -> bool {
-        let Some(iss) = self.issuing.as_mut() else { return false };
+    fn granted(&mut self, done: u64, _burst: u64) {
+        let iss = self.issuing.as_mut().expect("granted only what it wanted");
         let (kind, addr) = *self.to_issue.front().expect("an issuing slice has bursts to issue");
-        let Some(done) = mem.request_at(now, kind, addr) else { return false };
         iss.ready = iss.ready.max(done);
         match kind {
             MemClient::Values => self.last_values = Some((addr, done)),
@@ -145,6 +145,5 @@ impl ChunkFetch {
             let iss = self.issuing.take().expect("checked");
             self.buffer.push_back((Token::Work(iss.slice), iss.ready));
         }
-        true
     }
 }

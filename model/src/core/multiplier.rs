@@ -3,7 +3,7 @@
 //! Contract: takes the slice leaving D3 when the stage is free (or frees this cycle) and hands on
 //! (row, w * x_k) per entry, computed by `lacuna_spec::numerics::product` (exact).
 
-use crate::slice::{Decoded, Products, Token};
+use crate::core::slice::{Decoded, Products, Token};
 
 /// Hands a decoded slice on as products. The products themselves (`w * x_k`, exact, as
 /// `lacuna_spec::numerics::product`) are computed with the decode, when the slice enters D1

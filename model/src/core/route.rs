@@ -11,8 +11,8 @@
 //! FIFO is full in a cycle it stays full until the next cycle's issue, so no later entry of that
 //! lane gets in ahead of an earlier one).
 
-use crate::accumulator::Accumulator;
-use crate::slice::{Products, RowProduct, Token};
+use crate::core::accumulator::Accumulator;
+use crate::core::slice::{Products, RowProduct, Token};
 
 /// What the route stage holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
