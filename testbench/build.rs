@@ -51,7 +51,7 @@ fn main() {
         archs.push(lacuna_spec::Arch::from_toml_str(&text, &origin).unwrap_or_else(|e| panic!("{origin}: {e}")));
     }
     let presets = lacuna_spec::arch::PRESET_NAMES.len();
-    // `LACUNA_VERILATE=cores`: only the cores and the FP units (what `lacuna cosim` and the
+    // `LACUNA_VERILATE=cores`: only the system tops and the FP units (what `lacuna cosim` and the
     // benchmarks run); the test command builds its release targets so, the block-level tests run
     // in the debug build, which has every block.
     println!("cargo:rerun-if-env-changed=LACUNA_VERILATE");
@@ -59,10 +59,14 @@ fn main() {
     let mut modules: Vec<lacuna_rtl::Module> = Vec::new();
     for (i, arch) in archs.iter().enumerate() {
         for m in lacuna_rtl::blocks(arch).unwrap_or_else(|e| panic!("emitting the RTL: {e}")) {
-            // Of an extra arch only the core: its blocks are tested on the presets.
+            // Of an extra arch only the system top and its memory port (the arbitration differs
+            // by arch): the other blocks are tested on the presets. The core alone is not built:
+            // the system top holds it, and the co-simulation runs the system.
+            let top = m.name.starts_with("lacuna_system_");
+            let port = m.name.starts_with("lacuna_mem_port_");
             let core = m.name.starts_with("lacuna_core_");
             let unit = m.name == "lacuna_fp16_mul" || m.name == "lacuna_fp32_add";
-            let wanted = if cores_only { core || unit } else { i < presets || core };
+            let wanted = !core && if cores_only { top || unit } else { i < presets || top || port };
             if wanted && !modules.iter().any(|x| x.name == m.name) {
                 modules.push(m);
             }

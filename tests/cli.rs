@@ -292,9 +292,9 @@ fn emit_verilog_writes_one_file_per_module_and_a_manifest_with_documented_ports(
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["arch"], "tiny");
     assert_eq!(manifest["arch_hash"], lacuna_spec::Arch::preset("tiny").unwrap().hash().to_string());
-    assert_eq!(manifest["top"], "lacuna_core_tiny");
+    assert_eq!(manifest["top"], "lacuna_system_tiny");
     let blocks = manifest["blocks"].as_array().unwrap();
-    assert!(blocks.iter().any(|b| b["top"] == manifest["top"]), "the core is among the blocks");
+    assert!(blocks.iter().any(|b| b["top"] == manifest["top"]), "the system top is among the blocks");
     assert!(!blocks.is_empty());
     for block in blocks {
         for file in block["files"].as_array().unwrap() {
@@ -340,7 +340,7 @@ fn cosim_on_an_arch_this_build_has_no_rtl_for_says_so() {
     a.name = "other".into();
     std::fs::write(&arch, a.to_toml()).unwrap();
     let o = lacuna(&["cosim", "--arch", arch.to_str().unwrap(), "--jobs", "1"]);
-    assert_clean_error(&o, "no RTL block `lacuna_core_other`");
+    assert_clean_error(&o, "no RTL block `lacuna_system_other`");
 }
 
 #[test]

@@ -179,6 +179,18 @@ pub struct AccLane {
 }
 
 impl AccLane {
+    /// One accumulator lane of `arch`.
+    pub fn from_arch(arch: &lacuna_spec::Arch) -> AccLane {
+        let c = &arch.core;
+        AccLane::new(
+            c.acc_regs_per_lane as usize,
+            c.acc_write_ports as usize,
+            c.acc_add_latency as usize,
+            c.lane_queue_depth as usize,
+            arch.push_slots() as usize,
+        )
+    }
+
     /// A lane of `regs` registers, `ports` adds per cycle, add latency `latency`, a FIFO of
     /// `depth` entries (2..=64) taking up to `max_push` pushes per cycle.
     pub fn new(regs: usize, ports: usize, latency: usize, depth: usize, max_push: usize) -> AccLane {

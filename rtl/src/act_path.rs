@@ -84,7 +84,7 @@ pub struct ActPath {
 
 impl ActPath {
     /// The activation path of `arch`.
-    pub fn new(arch: &Arch) -> ActPath {
+    pub fn from_arch(arch: &Arch) -> ActPath {
         let (burst, width) = (arch.memory.request_bytes, arch.core.scan_width as usize);
         ActPath {
             clock: Default::default(),
@@ -95,7 +95,7 @@ impl ActPath {
             threshold: Default::default(),
             req_ready: Default::default(),
             resp_valid: Default::default(),
-            resp_data: many(burst as usize / 4),
+            resp_data: many(arch.burst_words()),
             pop: Default::default(),
             req_valid: Default::default(),
             req_addr: Default::default(),
@@ -107,8 +107,8 @@ impl ActPath {
             head_x: Default::default(),
             done: Default::default(),
             load: ActLoad::new(burst),
-            sram: ActSram::new(arch.sram.activation_bytes as usize / 2, burst as usize / 4, width),
-            scan: ActScan::new(width, arch.core.activation_queue_depth as usize),
+            sram: ActSram::new(arch.sram.activation_bytes as usize / 2, arch.burst_words(), width),
+            scan: ActScan::from_arch(arch),
         }
     }
 }

@@ -106,6 +106,11 @@ pub struct ActScan {
 }
 
 impl ActScan {
+    /// The activation scan of `arch`.
+    pub fn from_arch(arch: &lacuna_spec::Arch) -> ActScan {
+        ActScan::new(arch.core.scan_width as usize, arch.core.activation_queue_depth as usize)
+    }
+
     /// A scan of `width` activations per cycle with a queue of `depth` (2..=127).
     pub fn new(width: usize, depth: usize) -> ActScan {
         assert!(width >= 1 && (2..128).contains(&depth) && width < 128);

@@ -91,10 +91,10 @@ pub struct Backend {
 
 impl Backend {
     /// The back end of `arch`'s core.
-    pub fn new(arch: &Arch) -> Backend {
+    pub fn from_arch(arch: &Arch) -> Backend {
         let c = &arch.core;
         let (lanes, entries) = (c.lanes as usize, arch.chunk_entries() as usize);
-        let slots = (c.lane_queue_depth as usize).min(entries);
+        let slots = arch.push_slots() as usize;
         Backend {
             clock: Default::default(),
             reset: Default::default(),
@@ -115,17 +115,7 @@ impl Backend {
             invalid: Default::default(),
             ports_used: many(lanes),
             route: Route::new(lanes, entries, slots),
-            lanes: (0..lanes)
-                .map(|_| {
-                    AccLane::new(
-                        c.acc_regs_per_lane as usize,
-                        c.acc_write_ports as usize,
-                        c.acc_add_latency as usize,
-                        c.lane_queue_depth as usize,
-                        slots,
-                    )
-                })
-                .collect(),
+            lanes: (0..lanes).map(|_| AccLane::from_arch(arch)).collect(),
         }
     }
 

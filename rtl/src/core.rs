@@ -1,6 +1,6 @@
-//! `core`: the Sparse SIMT core: every block wired as docs/microarchitecture.md draws them, the
-//! job interface (configuration registers, the panel table, `start`, `done`, `error`) and the one
-//! memory port.
+//! `core`: the Sparse SIMT core: every block wired as docs/microarchitecture.md draws them and
+//! the job interface (configuration registers, the panel table, `start`, `done`, `error`); its
+//! four memory requesters face the system's memory port (`system`, `mem_port`).
 //!
 //! ```text
 //!            +------------------------------------ core -------------------------------------+
@@ -13,16 +13,16 @@
 //!            |     |              |               |   (rlc_decoder +     (route +      |      |
 //!            |     |              |               |    multiplier)       L lanes)      |      |
 //!            |     +--------------+-------+-------+------------------------------------+      |
-//!            |                            |  mem_port (drain > act > colptr > chunk)          |
 //!            +----------------------------|--------------------------------------------------+
 //!                                         v
-//!             mem_req_valid/addr/write/data[w], mem_ready, mem_resp_valid, mem_resp_data[w]
+//!       per requester (drain, act, colptr, chunk): *_req_valid/addr(/data[w], runs), *_ready;
+//!       responses: act_resp, colptr_resp, chunk_resp(_runs), mem_resp_data[w]; outstanding
 //! ```
 //!
 //! Contract (`model::core`): cycle 0 is the cycle after `start`; from then on every block does in
 //! each cycle what the model's does, in the model's order (drain, route and the lanes, the
 //! multiplier, the decoder, chunk_fetch, colptr_fetch, the activation scan, then the issue phase
-//! by priority). `done` is high in the cycle in which the model's job finishes (`t`; the model's
+//! the system's port grants). `done` is high in the cycle in which the model's job finishes (`t`; the model's
 //! cycle count is the later of `t + 1` and the last write's completion, which the memory knows).
 //! A malformed stream raises `error` with its code and the model's fault report: a run past the
 //! panel (code 1: panel, column, row in `error_a`) stops the front end in the cycle the slice
@@ -40,7 +40,6 @@ use crate::chunk_fetch::ChunkFetch;
 use crate::colptr_fetch::ColptrFetch;
 use crate::decode_path::DecodePath;
 use crate::drain::Drain;
-use crate::mem_port::MemPort;
 use crate::reg::Reg;
 use crate::sram::Sram;
 use crate::widen::Widen16;
@@ -83,13 +82,26 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("table_entries", "its entries (padded length of values)"),
     ("table_rows", "its rows"),
     ("start", "run the configured job (cycle 0 is the next cycle)"),
-    ("mem_ready", "the memory takes the request this cycle"),
-    ("mem_resp_valid", "the oldest request in flight is answered this cycle (the cycle before it completes)"),
+    ("drain_ready", "the port takes drain's request this cycle"),
+    ("act_ready", "the port takes act_load's request this cycle"),
+    ("colptr_ready", "the port takes colptr_fetch's request this cycle"),
+    ("chunk_ready", "the port takes chunk_fetch's request this cycle"),
+    ("act_resp", "the response this cycle is act_load's"),
+    ("colptr_resp", "the response this cycle is colptr_fetch's"),
+    ("chunk_resp", "the response this cycle is chunk_fetch's"),
+    ("chunk_resp_runs", "it is a run burst"),
     ("mem_resp_data", "the answer's burst (reads), 32-bit word w"),
-    ("mem_req_valid", "a request leaves the core"),
-    ("mem_req_addr", "its address (burst aligned)"),
-    ("mem_req_write", "it is a write of y"),
-    ("mem_req_data", "the written burst, 32-bit word w"),
+    ("outstanding", "requests the port has in flight (as of the start of the cycle)"),
+    ("drain_req_valid", "drain wants to write a burst of y"),
+    ("drain_req_addr", "its address (burst aligned)"),
+    ("drain_req_data", "its data, 32-bit word w"),
+    ("act_req_valid", "act_load wants a burst of x"),
+    ("act_req_addr", "its address"),
+    ("colptr_req_valid", "colptr_fetch wants a pointer burst"),
+    ("colptr_req_addr", "its address"),
+    ("chunk_req_valid", "chunk_fetch wants a value or run burst"),
+    ("chunk_req_addr", "its address"),
+    ("chunk_req_runs", "it is a run burst"),
     ("running", "a job is running"),
     ("done", "the job finishes this cycle"),
     ("error", "the job faulted or was refused (until the next start)"),
@@ -99,10 +111,6 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("error_a", "code 1: the row; code 2: colptr[k]"),
     ("error_b", "code 2: colptr[k+1]"),
     ("invalid", "an Inf or NaN product or sum was seen (until the next start)"),
-    (
-        "mem_req_client",
-        "probe: who asks: 0 drain, 1 act_load, 2 colptr_fetch, 3 chunk_fetch values, 4 chunk_fetch runs",
-    ),
     ("act_loaded", "probe: bytes of x in the activation SRAM"),
     ("drain_panel", "probe: the panel route hands to drain this cycle"),
     ("lane_ports_used", "probe: lane l issued on every write port this cycle"),
@@ -145,20 +153,46 @@ pub struct Core {
     pub table_rows: Signal<In, Bits<32>>,
     /// Start.
     pub start: Signal<In, Bit>,
-    /// Memory takes the request.
-    pub mem_ready: Signal<In, Bit>,
-    /// Oldest request answered.
-    pub mem_resp_valid: Signal<In, Bit>,
-    /// Its data.
+    /// Drain's request taken.
+    pub drain_ready: Signal<In, Bit>,
+    /// act_load's request taken.
+    pub act_ready: Signal<In, Bit>,
+    /// colptr_fetch's request taken.
+    pub colptr_ready: Signal<In, Bit>,
+    /// chunk_fetch's request taken.
+    pub chunk_ready: Signal<In, Bit>,
+    /// Response for act_load.
+    pub act_resp: Signal<In, Bit>,
+    /// Response for colptr_fetch.
+    pub colptr_resp: Signal<In, Bit>,
+    /// Response for chunk_fetch.
+    pub chunk_resp: Signal<In, Bit>,
+    /// A run burst.
+    pub chunk_resp_runs: Signal<In, Bit>,
+    /// The response's data.
     pub mem_resp_data: Vec<Signal<In, Bits<32>>>,
-    /// Request.
-    pub mem_req_valid: Signal<Out, Bit>,
+    /// Requests in flight.
+    pub outstanding: Signal<In, Bits<32>>,
+    /// Drain write.
+    pub drain_req_valid: Signal<Out, Bit>,
     /// Its address.
-    pub mem_req_addr: Signal<Out, Bits<32>>,
-    /// A write.
-    pub mem_req_write: Signal<Out, Bit>,
-    /// Written data.
-    pub mem_req_data: Vec<Signal<Out, Bits<32>>>,
+    pub drain_req_addr: Signal<Out, Bits<32>>,
+    /// Its data.
+    pub drain_req_data: Vec<Signal<Out, Bits<32>>>,
+    /// act_load read.
+    pub act_req_valid: Signal<Out, Bit>,
+    /// Its address.
+    pub act_req_addr: Signal<Out, Bits<32>>,
+    /// colptr_fetch read.
+    pub colptr_req_valid: Signal<Out, Bit>,
+    /// Its address.
+    pub colptr_req_addr: Signal<Out, Bits<32>>,
+    /// chunk_fetch read.
+    pub chunk_req_valid: Signal<Out, Bit>,
+    /// Its address.
+    pub chunk_req_addr: Signal<Out, Bits<32>>,
+    /// A run burst.
+    pub chunk_req_runs: Signal<Out, Bit>,
     /// Running.
     pub running: Signal<Out, Bit>,
     /// Finishes this cycle.
@@ -177,8 +211,6 @@ pub struct Core {
     pub error_b: Signal<Out, Bits<32>>,
     /// Inf or NaN seen.
     pub invalid: Signal<Out, Bit>,
-    /// Probe: the requesting client.
-    pub mem_req_client: Signal<Out, Bits<32>>,
     /// Probe: bytes of x loaded.
     pub act_loaded: Signal<Out, Bits<32>>,
     /// Probe: panel handed to drain.
@@ -191,7 +223,6 @@ pub struct Core {
     decode: DecodePath,
     backend: Backend,
     drain: Drain,
-    port: MemPort,
     table_colptr_mem: Sram<32>,
     table_chunk_mem: Sram<32>,
     table_rows_mem: Sram<32>,
@@ -214,6 +245,7 @@ pub struct Core {
     drained_now: Signal<Local, Bits<16>>,
     upstream_idle: Signal<Local, Bit>,
     pipeline_empty: Signal<Local, Bit>,
+    accepted: Signal<Local, Bit>,
     quiet: Signal<Local, Bit>,
     finished: Signal<Local, Bit>,
     unsupported: Signal<Local, Bit>,
@@ -233,10 +265,9 @@ pub struct Core {
 
 impl Core {
     /// The core for `arch` (which `rtl::blocks` has checked against the RTL's limits).
-    pub fn new(arch: &Arch) -> Core {
+    pub fn from_arch(arch: &Arch) -> Core {
         let c = &arch.core;
-        let burst = arch.memory.request_bytes as usize;
-        let words = burst / 4;
+        let words = arch.burst_words();
         Core {
             clock: Default::default(),
             reset: Default::default(),
@@ -255,13 +286,26 @@ impl Core {
             table_entries: Default::default(),
             table_rows: Default::default(),
             start: Default::default(),
-            mem_ready: Default::default(),
-            mem_resp_valid: Default::default(),
+            drain_ready: Default::default(),
+            act_ready: Default::default(),
+            colptr_ready: Default::default(),
+            chunk_ready: Default::default(),
+            act_resp: Default::default(),
+            colptr_resp: Default::default(),
+            chunk_resp: Default::default(),
+            chunk_resp_runs: Default::default(),
             mem_resp_data: many(words),
-            mem_req_valid: Default::default(),
-            mem_req_addr: Default::default(),
-            mem_req_write: Default::default(),
-            mem_req_data: many(words),
+            outstanding: Default::default(),
+            drain_req_valid: Default::default(),
+            drain_req_addr: Default::default(),
+            drain_req_data: many(words),
+            act_req_valid: Default::default(),
+            act_req_addr: Default::default(),
+            colptr_req_valid: Default::default(),
+            colptr_req_addr: Default::default(),
+            chunk_req_valid: Default::default(),
+            chunk_req_addr: Default::default(),
+            chunk_req_runs: Default::default(),
             running: Default::default(),
             done: Default::default(),
             error: Default::default(),
@@ -271,17 +315,15 @@ impl Core {
             error_a: Default::default(),
             error_b: Default::default(),
             invalid: Default::default(),
-            mem_req_client: Default::default(),
             act_loaded: Default::default(),
             drain_panel: Default::default(),
             lane_ports_used: many(c.lanes as usize),
-            act: ActPath::new(arch),
-            colptr: ColptrFetch::new(burst, c.column_queue_depth as usize),
-            chunk: ChunkFetch::new(arch.chunk_entries() as usize, burst, c.fetch_buffer_chunks as usize),
-            decode: DecodePath::new(arch.chunk_entries() as usize),
-            backend: Backend::new(arch),
-            drain: Drain::new(c.lanes as usize, burst, arch.drain_buffer_bursts() as usize),
-            port: MemPort::new(burst, arch.memory.max_outstanding as usize),
+            act: ActPath::from_arch(arch),
+            colptr: ColptrFetch::from_arch(arch),
+            chunk: ChunkFetch::from_arch(arch),
+            decode: DecodePath::from_arch(arch),
+            backend: Backend::from_arch(arch),
+            drain: Drain::from_arch(arch),
             table_colptr_mem: Sram::new(MAX_PANELS, 2, 32, 2),
             table_chunk_mem: Sram::new(MAX_PANELS, 2, 32, 2),
             table_rows_mem: Sram::new(MAX_PANELS, 1, 32, 1),
@@ -304,6 +346,7 @@ impl Core {
             drained_now: Default::default(),
             upstream_idle: Default::default(),
             pipeline_empty: Default::default(),
+            accepted: Default::default(),
             quiet: Default::default(),
             finished: Default::default(),
             unsupported: Default::default(),
@@ -311,7 +354,7 @@ impl Core {
             max_panels: constant(MAX_PANELS as u64),
             tile_rows: constant(arch.tile_rows() as u64),
             max_cols: constant(arch.max_cols() as u64),
-            burst_rows_mask: constant(burst as u64 / 4 - 1),
+            burst_rows_mask: constant(words as u64 - 1),
             code_overrun: constant(error_code::RUN_OVERRUN),
             code_pointer: constant(error_code::BAD_COLUMN_POINTER),
             code_unsupported: constant(error_code::UNSUPPORTED_JOB),
@@ -373,7 +416,7 @@ impl Logic for Core {
             self.lane_ports_used[l].next = self.backend.ports_used[l].val();
         }
         self.drain.start.next = self.backend.start_drain.val();
-        self.drain.req_ready.next = self.port.drain_ready.val();
+        self.drain.req_ready.next = self.drain_ready.val();
         self.drain_panel.next = self.backend.drain_panel.val();
 
         // route and the lanes.
@@ -437,9 +480,9 @@ impl Logic for Core {
         self.table_chunk_mem.rd_offset.next = self.zero32.val();
         self.chunk.in_values.next = self.table_chunk_mem.rd[0].val();
         self.chunk.in_runs.next = self.table_chunk_mem.rd[1].val();
-        self.chunk.req_ready.next = self.port.chunk_ready.val();
-        self.chunk.resp_valid.next = self.port.chunk_resp.val();
-        self.chunk.resp_runs.next = self.port.chunk_resp_runs.val();
+        self.chunk.req_ready.next = self.chunk_ready.val();
+        self.chunk.resp_valid.next = self.chunk_resp.val();
+        self.chunk.resp_runs.next = self.chunk_resp_runs.val();
 
         self.colptr.clock.next = self.clock.val();
         self.colptr.reset.next = self.block_reset.val();
@@ -455,8 +498,8 @@ impl Logic for Core {
         self.table_colptr_mem.rd_offset.next = self.zero32.val();
         self.colptr.in_colptr.next = self.table_colptr_mem.rd[0].val();
         self.colptr.in_entries.next = self.table_colptr_mem.rd[1].val();
-        self.colptr.req_ready.next = self.port.colptr_ready.val();
-        self.colptr.resp_valid.next = self.port.colptr_resp.val();
+        self.colptr.req_ready.next = self.colptr_ready.val();
+        self.colptr.resp_valid.next = self.colptr_resp.val();
 
         self.act.clock.next = self.clock.val();
         self.act.reset.next = self.block_reset.val();
@@ -465,8 +508,8 @@ impl Logic for Core {
         self.act.panels.next = self.panels.val();
         self.act.threshold.next = self.threshold.val();
         self.act.pop.next = self.colptr.in_pop.val();
-        self.act.req_ready.next = self.port.act_ready.val();
-        self.act.resp_valid.next = self.port.act_resp.val();
+        self.act.req_ready.next = self.act_ready.val();
+        self.act.resp_valid.next = self.act_resp.val();
         self.act_loaded.next = self.act.loaded.val();
         for w in 0..self.mem_resp_data.len() {
             self.act.resp_data[w].next = self.mem_resp_data[w].val();
@@ -474,28 +517,21 @@ impl Logic for Core {
             self.chunk.resp_data[w].next = self.mem_resp_data[w].val();
         }
 
-        // The issue phase: one request by priority (drain > act_load > colptr > chunk).
-        self.port.clock.next = self.clock.val();
-        self.port.reset.next = self.block_reset.val();
-        self.port.drain_valid.next = self.drain.req_valid.val();
-        self.port.drain_addr.next = self.drain.req_addr.val();
+        // The issue phase: every requester's request to the system's port, which grants one.
+        self.drain_req_valid.next = self.drain.req_valid.val();
+        self.drain_req_addr.next = self.drain.req_addr.val();
         for w in 0..self.mem_resp_data.len() {
-            self.port.drain_data[w].next = self.drain.req_data[w].val();
-            self.mem_req_data[w].next = self.port.mem_req_data[w].val();
+            self.drain_req_data[w].next = self.drain.req_data[w].val();
         }
-        self.port.act_valid.next = self.act.req_valid.val() && !self.halt_issue.val();
-        self.port.act_addr.next = self.act.req_addr.val();
-        self.port.colptr_valid.next = self.colptr.req_valid.val();
-        self.port.colptr_addr.next = self.colptr.req_addr.val();
-        self.port.chunk_valid.next = self.chunk.req_valid.val();
-        self.port.chunk_addr.next = self.chunk.req_addr.val();
-        self.port.chunk_runs.next = self.chunk.req_runs.val();
-        self.port.mem_ready.next = self.mem_ready.val() && self.run.q.val();
-        self.port.mem_resp_valid.next = self.mem_resp_valid.val();
-        self.mem_req_valid.next = self.port.mem_req_valid.val() && self.run.q.val();
-        self.mem_req_addr.next = self.port.mem_req_addr.val();
-        self.mem_req_write.next = self.port.mem_req_write.val();
-        self.mem_req_client.next = self.port.req_client.val();
+        self.act_req_valid.next = self.act.req_valid.val() && !self.halt_issue.val();
+        self.act_req_addr.next = self.act.req_addr.val();
+        self.colptr_req_valid.next = self.colptr.req_valid.val();
+        self.colptr_req_addr.next = self.colptr.req_addr.val();
+        self.chunk_req_valid.next = self.chunk.req_valid.val();
+        self.chunk_req_addr.next = self.chunk.req_addr.val();
+        self.chunk_req_runs.next = self.chunk.req_runs.val();
+        self.accepted.next =
+            self.drain_ready.val() || self.act_ready.val() || self.colptr_ready.val() || self.chunk_ready.val();
 
         // Faults: the first one is kept.
         self.fault.clock.next = self.clock.val();
@@ -577,8 +613,7 @@ impl Logic for Core {
             && self.backend.in_ready.val()
             && self.drain.idle.val()
             && !self.drain.pending.val();
-        self.quiet.next = (self.port.outstanding.val() == self.zero32.val())
-            && !(self.port.mem_req_valid.val() && self.mem_ready.val());
+        self.quiet.next = (self.outstanding.val() == self.zero32.val()) && !self.accepted.val();
         self.finished.next =
             self.upstream_idle.val() && self.pipeline_empty.val() && (self.drained_now.val() == self.panels.val());
         if self.fault.q.val() || self.decode.overrun.val() || self.colptr.error.val() {

@@ -107,6 +107,11 @@ pub struct DecodePath {
 }
 
 impl DecodePath {
+    /// The decode path of `arch` (one chunk a cycle).
+    pub fn from_arch(arch: &lacuna_spec::Arch) -> DecodePath {
+        DecodePath::new(arch.chunk_entries() as usize)
+    }
+
     /// For chunks of `entries` entries.
     pub fn new(entries: usize) -> DecodePath {
         DecodePath {

@@ -127,6 +127,11 @@ pub struct Drain {
 }
 
 impl Drain {
+    /// The drain of `arch`.
+    pub fn from_arch(arch: &lacuna_spec::Arch) -> Drain {
+        Drain::new(arch.core.lanes as usize, arch.memory.request_bytes as usize, arch.drain_buffer_bursts() as usize)
+    }
+
     /// A drain for `lanes` lanes (4 * lanes <= burst), `burst`-byte writes, a write buffer of
     /// `cap` bursts (`model::drain::Drain::capacity`).
     pub fn new(lanes: usize, burst: usize, cap: usize) -> Drain {

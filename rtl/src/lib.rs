@@ -1,11 +1,14 @@
-//! # lacuna-rtl: the Sparse SIMT core in rust-hdl
+//! # lacuna-rtl: lacuna's hardware in rust-hdl
 //!
 //! One file per block, with the block names of `docs/microarchitecture.md` and the cycle model
-//! (`model/src/`). Every block is a rust-hdl `LogicBlock`; [`emit::emit`] turns a block into
-//! Verilog for synthesis flows and for Verilator (the `testbench` crate), under a plain module name
-//! and with its documented port list.
+//! (`model/src/`). Every block is a rust-hdl `LogicBlock` built by `from_arch` (the same
+//! constructor for emission, the blocks that hold it and the tests); [`emit::emit`] turns a block
+//! into Verilog for synthesis flows and for Verilator (the `testbench` crate), under a plain module
+//! name and with its documented port list. The top is [`system::System`]
+//! (`lacuna_system_<arch>`, [`top_name`]): the [`core::Core`] and the [`mem_port::MemPort`] its
+//! requesters share.
 //!
-//! Blocks so far (status and verification: `docs/rtl.md`): the arithmetic,
+//! Blocks (status and verification: `docs/rtl.md`): the arithmetic,
 //! [`fp16_mul::Fp16Mul`] (exact FP16 x FP16 -> FP32) and [`fp32_add::Fp32Add`] (FP32 add, round
 //! to nearest even); [`act_load::ActLoad`], [`act_sram::ActSram`] and [`act_scan::ActScan`],
 //! wired as [`act_path::ActPath`]; [`colptr_fetch::ColptrFetch`]; [`chunk_fetch::ChunkFetch`]
@@ -41,6 +44,7 @@ pub mod rlc_decoder;
 pub mod route;
 pub mod split_always;
 pub mod sram;
+pub mod system;
 pub mod widen;
 pub mod wiring;
 
@@ -50,61 +54,27 @@ pub use emit::{emit, Direction, EmitError, Module, Port, PortDoc};
 /// (the datapath units do not depend on the arch).
 pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
     check_fits(arch)?;
-    let c = &arch.core;
-    let max_push = (c.lane_queue_depth).min(arch.chunk_entries()) as usize;
-    let lane = accumulator::AccLane::new(
-        c.acc_regs_per_lane as usize,
-        c.acc_write_ports as usize,
-        c.acc_add_latency as usize,
-        c.lane_queue_depth as usize,
-        max_push,
-    );
+    let name = |block: &str| format!("lacuna_{block}_{}", module_suffix(arch));
     Ok(vec![
-        emit(&format!("lacuna_core_{}", module_suffix(arch)), core::Core::new(arch), core::PORTS)?,
-        emit(
-            &format!("lacuna_decode_path_{}", module_suffix(arch)),
-            decode_path::DecodePath::new(arch.chunk_entries() as usize),
-            decode_path::PORTS,
-        )?,
-        emit(&format!("lacuna_backend_{}", module_suffix(arch)), backend::Backend::new(arch), backend::PORTS)?,
-        emit(&format!("lacuna_act_path_{}", module_suffix(arch)), act_path::ActPath::new(arch), act_path::PORTS)?,
-        emit(
-            &format!("lacuna_act_scan_{}", module_suffix(arch)),
-            act_scan::ActScan::new(c.scan_width as usize, c.activation_queue_depth as usize),
-            act_scan::PORTS,
-        )?,
-        emit(
-            &format!("lacuna_colptr_fetch_{}", module_suffix(arch)),
-            colptr_fetch::ColptrFetch::new(arch.memory.request_bytes as usize, c.column_queue_depth as usize),
-            colptr_fetch::PORTS,
-        )?,
-        emit(
-            &format!("lacuna_chunk_fetch_{}", module_suffix(arch)),
-            chunk_fetch::ChunkFetch::new(
-                arch.chunk_entries() as usize,
-                arch.memory.request_bytes as usize,
-                c.fetch_buffer_chunks as usize,
-            ),
-            chunk_fetch::PORTS,
-        )?,
-        emit(
-            &format!("lacuna_mem_port_{}", module_suffix(arch)),
-            mem_port::MemPort::new(arch.memory.request_bytes as usize, arch.memory.max_outstanding as usize),
-            mem_port::PORTS,
-        )?,
-        emit(
-            &format!("lacuna_drain_{}", module_suffix(arch)),
-            drain::Drain::new(
-                c.lanes as usize,
-                arch.memory.request_bytes as usize,
-                arch.drain_buffer_bursts() as usize,
-            ),
-            drain::PORTS,
-        )?,
-        emit(&format!("lacuna_acc_lane_{}", module_suffix(arch)), lane, accumulator::LANE_PORTS)?,
+        emit(&name("system"), system::System::from_arch(arch), system::PORTS)?,
+        emit(&name("core"), core::Core::from_arch(arch), core::PORTS)?,
+        emit(&name("decode_path"), decode_path::DecodePath::from_arch(arch), decode_path::PORTS)?,
+        emit(&name("backend"), backend::Backend::from_arch(arch), backend::PORTS)?,
+        emit(&name("act_path"), act_path::ActPath::from_arch(arch), act_path::PORTS)?,
+        emit(&name("act_scan"), act_scan::ActScan::from_arch(arch), act_scan::PORTS)?,
+        emit(&name("colptr_fetch"), colptr_fetch::ColptrFetch::from_arch(arch), colptr_fetch::PORTS)?,
+        emit(&name("chunk_fetch"), chunk_fetch::ChunkFetch::from_arch(arch), chunk_fetch::PORTS)?,
+        emit(&name("mem_port"), mem_port::MemPort::from_arch(arch), mem_port::PORTS)?,
+        emit(&name("drain"), drain::Drain::from_arch(arch), drain::PORTS)?,
+        emit(&name("acc_lane"), accumulator::AccLane::from_arch(arch), accumulator::LANE_PORTS)?,
         emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
         emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,
     ])
+}
+
+/// The name of `arch`'s top module, the system (`lacuna_system_<arch>`).
+pub fn top_name(arch: &lacuna_spec::Arch) -> String {
+    format!("lacuna_system_{}", module_suffix(arch))
 }
 
 /// The arch's name as a Verilog identifier suffix (anything but letters and digits becomes `_`).
@@ -177,7 +147,7 @@ mod tests {
     #[test]
     fn the_client_ids_the_ports_document_are_the_specs() {
         let legend = lacuna_spec::MemClient::legend();
-        for (ports, name) in [(mem_port::PORTS, "req_client"), (core::PORTS, "mem_req_client")] {
+        for (ports, name) in [(mem_port::PORTS, "req_client"), (system::PORTS, "mem_req_client")] {
             let doc = ports.iter().find(|(p, _)| *p == name).unwrap().1;
             assert!(doc.ends_with(&legend), "{name}: `{doc}` does not list `{legend}`");
         }

@@ -1,12 +1,13 @@
-//! `mem_port`: the one memory port the core's loading and storing blocks share: a fixed-priority
-//! arbiter for requests and an in-order router for responses.
+//! `mem_port`: the one memory port the core's loading and storing blocks share: an arbiter for
+//! requests (the arch's `memory.arbitration`: fixed priority or round robin) and an in-order router
+//! for responses.
 //!
 //! ```text
 //!                    +---------------------------- mem_port ----------------------------+
-//!  drain_valid/addr/ | grant: the first valid of drain > act > colptr > chunk            |--> mem_req_valid, mem_req_addr,
-//!    data[w] ------->|   (drain writes; the others read)                                 |    mem_req_write, mem_req_data[w]
-//!  act_valid/addr -->|   *_ready = granted and mem_ready                                 |--> drain_ready, act_ready,
-//!  colptr_valid/addr>|                                                                   |    colptr_ready, chunk_ready
+//!  drain_valid/addr/ | grant: fixed priority, the first valid of drain > act > colptr > |--> mem_req_valid, mem_req_addr,
+//!    data[w] ------->|   chunk; round robin, the first valid from `first` on, wrapping |    mem_req_write, mem_req_data[w]
+//!  act_valid/addr -->|   (`first`: one past the last accepted). *_ready = granted and    |--> drain_ready, act_ready,
+//!  colptr_valid/addr>|   mem_ready (drain writes; the others read)                       |    colptr_ready, chunk_ready
 //!  chunk_valid/addr/ | ids: FIFO of the client of every request in flight (written at   |
 //!    runs ---------->|   acceptance, max_outstanding deep)                               |
 //!  mem_ready ------->| mem_resp_valid: the oldest request's response; routed by its id  |--> act_resp, colptr_resp,
@@ -16,7 +17,7 @@
 //! ```
 //!
 //! Contract (docs/microarchitecture.md "memory", docs/rtl.md "Memory port"): at most one request
-//! per cycle leaves the core, by the model's issue-phase priority; the memory takes it when it
+//! per cycle leaves the core, granted as the model's arbiter (`model::memory::arbiter`) grants it; the memory takes it when it
 //! raises `mem_ready` (fewer than `max_outstanding` in flight, one per cycle). Every request, write
 //! or read, gets one response, in order; it is presented the cycle before the request completes
 //! (its data is due), and this block tells its client in the same cycle. `outstanding` counts the
@@ -26,7 +27,7 @@
 use crate::reg::Reg;
 use crate::sram::Sram;
 use crate::wiring::{constant, many};
-use lacuna_spec::MemClient;
+use lacuna_spec::{Arbitration, Arch, MemClient, MemRequester};
 use rust_hdl::prelude::*;
 
 /// The ports of [`MemPort`] as a top (block-level co-simulation).
@@ -60,6 +61,12 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("outstanding", "requests accepted and not yet answered"),
     ("req_client", "the granted client: 0 drain, 1 act_load, 2 colptr_fetch, 3 chunk_fetch values, 4 chunk_fetch runs"),
 ];
+
+/// Requester indices (the arbiter's ring): the spec's [`MemRequester::index`].
+const R_DRAIN: u64 = MemRequester::Drain.index() as u64;
+const R_ACT: u64 = MemRequester::ActLoad.index() as u64;
+const R_COLPTR: u64 = MemRequester::ColptrFetch.index() as u64;
+const R_CHUNK: u64 = MemRequester::ChunkFetch.index() as u64;
 
 /// Client ids in the response FIFO: the spec's [`MemClient::id`]s.
 const DRAIN: u64 = MemClient::Outputs.id();
@@ -142,18 +149,36 @@ pub struct MemPort {
     id_colptr: Constant<Bits<32>>,
     id_values: Constant<Bits<32>>,
     id_runs: Constant<Bits<32>>,
+    /// Round robin: the requester searched first (one past the last accepted).
+    first: Reg<Bits<32>>,
+    sel: Signal<Local, Bits<32>>,
+    start: Signal<Local, Bits<32>>,
+    after: Signal<Local, Bits<32>>,
+    /// 3 under round robin (the ring's index mask), 0 under fixed priority (`first` is ignored).
+    ring_mask: Constant<Bits<32>>,
+    none: Constant<Bits<32>>,
+    r_drain: Constant<Bits<32>>,
+    r_act: Constant<Bits<32>>,
+    r_colptr: Constant<Bits<32>>,
+    r_chunk: Constant<Bits<32>>,
 }
 
 impl MemPort {
-    /// A port of `burst`-byte requests with up to `max_outstanding` in flight.
-    pub fn new(burst: usize, max_outstanding: usize) -> MemPort {
-        assert!(burst >= 4 && max_outstanding >= 1);
+    /// The port of `arch`'s memory.
+    pub fn from_arch(arch: &Arch) -> MemPort {
+        MemPort::new(arch.burst_words(), arch.memory.max_outstanding as usize, arch.memory.arbitration)
+    }
+
+    /// A port of bursts of `words` 32-bit words with up to `max_outstanding` in flight.
+    pub fn new(words: usize, max_outstanding: usize, policy: Arbitration) -> MemPort {
+        assert!(words >= 1 && max_outstanding >= 1);
+        assert_eq!(MemRequester::ALL.len(), 4, "the ring below has four requesters");
         MemPort {
             clock: Default::default(),
             reset: Default::default(),
             drain_valid: Default::default(),
             drain_addr: Default::default(),
-            drain_data: many(burst / 4),
+            drain_data: many(words),
             act_valid: Default::default(),
             act_addr: Default::default(),
             colptr_valid: Default::default(),
@@ -166,7 +191,7 @@ impl MemPort {
             mem_req_valid: Default::default(),
             mem_req_addr: Default::default(),
             mem_req_write: Default::default(),
-            mem_req_data: many(burst / 4),
+            mem_req_data: many(words),
             drain_ready: Default::default(),
             act_ready: Default::default(),
             colptr_ready: Default::default(),
@@ -192,6 +217,19 @@ impl MemPort {
             id_colptr: constant(COLPTR),
             id_values: constant(VALUES),
             id_runs: constant(RUNS),
+            first: Default::default(),
+            sel: Default::default(),
+            start: Default::default(),
+            after: Default::default(),
+            ring_mask: constant(match policy {
+                Arbitration::FixedPriority => 0,
+                Arbitration::RoundRobin => 3,
+            }),
+            none: constant(4),
+            r_drain: constant(R_DRAIN),
+            r_act: constant(R_ACT),
+            r_colptr: constant(R_COLPTR),
+            r_chunk: constant(R_CHUNK),
         }
     }
 }
@@ -205,10 +243,40 @@ impl Logic for MemPort {
         self.count.reset.next = self.reset.val();
         self.ids.clock.next = self.clock.val();
 
-        // Grant by priority: drain > act_load > colptr_fetch > chunk_fetch.
-        self.mem_req_valid.next =
-            self.drain_valid.val() || self.act_valid.val() || self.colptr_valid.val() || self.chunk_valid.val();
-        self.mem_req_write.next = self.drain_valid.val();
+        self.first.clock.next = self.clock.val();
+        self.first.reset.next = self.reset.val();
+
+        // The grant: the first valid requester from `start` on, else the first valid one (in
+        // drain > act_load > colptr_fetch > chunk_fetch order; fixed priority: `start` is 0, and
+        // both passes agree). Later assignments win: each pass runs from the last index down.
+        self.start.next = self.first.q.val() & self.ring_mask.val();
+        self.sel.next = self.none.val();
+        if self.chunk_valid.val() {
+            self.sel.next = self.r_chunk.val();
+        }
+        if self.colptr_valid.val() {
+            self.sel.next = self.r_colptr.val();
+        }
+        if self.act_valid.val() {
+            self.sel.next = self.r_act.val();
+        }
+        if self.drain_valid.val() {
+            self.sel.next = self.r_drain.val();
+        }
+        if self.chunk_valid.val() && (self.r_chunk.val() >= self.start.val()) {
+            self.sel.next = self.r_chunk.val();
+        }
+        if self.colptr_valid.val() && (self.r_colptr.val() >= self.start.val()) {
+            self.sel.next = self.r_colptr.val();
+        }
+        if self.act_valid.val() && (self.r_act.val() >= self.start.val()) {
+            self.sel.next = self.r_act.val();
+        }
+        if self.drain_valid.val() && (self.r_drain.val() >= self.start.val()) {
+            self.sel.next = self.r_drain.val();
+        }
+        self.mem_req_valid.next = self.sel.val() != self.none.val();
+        self.mem_req_write.next = self.sel.val() == self.r_drain.val();
         for w in 0..self.drain_data.len() {
             self.mem_req_data[w].next = self.drain_data[w].val();
         }
@@ -221,15 +289,15 @@ impl Logic for MemPort {
         if self.chunk_runs.val() {
             self.id.next = self.id_runs.val();
         }
-        if self.drain_valid.val() {
+        if self.sel.val() == self.r_drain.val() {
             self.mem_req_addr.next = self.drain_addr.val();
             self.id.next = self.id_drain.val();
             self.drain_ready.next = self.mem_ready.val();
-        } else if self.act_valid.val() {
+        } else if self.sel.val() == self.r_act.val() {
             self.mem_req_addr.next = self.act_addr.val();
             self.id.next = self.id_act.val();
             self.act_ready.next = self.mem_ready.val();
-        } else if self.colptr_valid.val() {
+        } else if self.sel.val() == self.r_colptr.val() {
             self.mem_req_addr.next = self.colptr_addr.val();
             self.id.next = self.id_colptr.val();
             self.colptr_ready.next = self.mem_ready.val();
@@ -238,6 +306,15 @@ impl Logic for MemPort {
         }
         self.accepted.next = self.mem_req_valid.val() && self.mem_ready.val();
         self.req_client.next = self.id.val();
+        // Round robin: the ring moves on past an accepted request only.
+        self.after.next = self.sel.val() + self.one32.val();
+        if self.after.val() == self.none.val() {
+            self.after.next = self.zero32.val();
+        }
+        self.first.d.next = self.first.q.val();
+        if self.accepted.val() {
+            self.first.d.next = self.after.val();
+        }
 
         // The oldest request's client gets the response.
         self.ids.rd_row.next = self.head.q.val();

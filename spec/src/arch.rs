@@ -420,6 +420,13 @@ impl Arch {
         self.core.lanes * self.core.entries_per_lane
     }
 
+    /// Entries one accumulator lane can take from route in a cycle (its push slots):
+    /// `min(lane_queue_depth, chunk entries)`; a lane's FIFO holds no more, and a slice has no
+    /// more.
+    pub fn push_slots(&self) -> u32 {
+        self.core.lane_queue_depth.min(self.chunk_entries())
+    }
+
     /// Bursts drain's write buffer holds: one tile of FP32 output, plus one burst (a panel's
     /// output need not start on a burst). A register row whose burst would not fit waits.
     pub fn drain_buffer_bursts(&self) -> u32 {

@@ -87,7 +87,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         version: 1,
         arch: arch.name.clone(),
         arch_hash: arch.hash().to_string(),
-        top: format!("lacuna_core_{}", lacuna_rtl::module_suffix(&arch)),
+        top: lacuna_rtl::top_name(&arch),
         blocks,
     };
     let text = serde_json::to_string_pretty(&manifest)?;

@@ -129,7 +129,7 @@ pub fn run_core(
     let layout = job.layout(arch);
     let burst = arch.memory.request_bytes as usize;
     let mut image = memory_image(arch, job);
-    let mut rtl = Verilated::new(&format!("lacuna_core_{}", lacuna_rtl::module_suffix(arch)))?;
+    let mut rtl = Verilated::new(&lacuna_rtl::top_name(arch))?;
     let p = |n: &str| rtl.port(n);
     let ports = Ports {
         reset: p("reset")?,

@@ -1,8 +1,10 @@
 //! The memory port RTL (arbiter + response router), Verilated, against the cycle model's `Memory`
-//! driven in `model::core`'s issue-phase order (drain > act_load > colptr_fetch > chunk_fetch):
-//! every cycle the same client is granted, the same request leaves, every response goes to the
-//! client that asked, and the in-flight count equals the model's. Clients ask at random.
+//! and `Arbiter` as `model::core`'s issue phase drives them (fixed priority: drain > act_load >
+//! colptr_fetch > chunk_fetch; round robin on `archs/tiny_rr.toml`): every cycle the same
+//! requester is chosen, the same request leaves, every response goes to the client that asked,
+//! and the in-flight count equals the model's. Clients ask at random.
 
+use lacuna_model::memory::arbiter::Arbiter;
 use lacuna_model::memory::{MemClient, Memory};
 use lacuna_spec::Arch;
 use lacuna_testbench::model::{PortId, Verilated};
@@ -13,9 +15,16 @@ use std::collections::VecDeque;
 /// Clients in priority order.
 const CLIENTS: [&str; 4] = ["drain", "act", "colptr", "chunk"];
 
+fn arch(name: &str) -> Arch {
+    match name {
+        "tiny_rr" => Arch::load(concat!(env!("CARGO_MANIFEST_DIR"), "/archs/tiny_rr.toml")).unwrap(),
+        preset => Arch::preset(preset).unwrap(),
+    }
+}
+
 fn mem_port_matches_the_model(preset: &str, seed: u64) -> u64 {
-    let arch = Arch::preset(preset).unwrap();
-    let words = arch.memory.request_bytes as usize / 4;
+    let arch = arch(preset);
+    let words = arch.burst_words();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut rtl = Verilated::new(&format!("lacuna_mem_port_{preset}")).unwrap();
     let p = |n: &str| rtl.port(n).unwrap();
@@ -35,6 +44,7 @@ fn mem_port_matches_the_model(preset: &str, seed: u64) -> u64 {
     rtl.set(reset, 0);
 
     let mut mem = Memory::new(&arch.memory);
+    let mut arbiter = Arbiter::new(arch.memory.arbitration, CLIENTS.len());
     // In flight: (completion, client, run burst).
     let mut flight: VecDeque<(u64, usize, bool)> = VecDeque::new();
     let busy = rng.random_range(0.1..0.9);
@@ -47,11 +57,12 @@ fn mem_port_matches_the_model(preset: &str, seed: u64) -> u64 {
         let addrs: Vec<u64> = (0..4).map(|_| rng.random_range(0..1u64 << 30)).collect();
         let runs = rng.random_bool(0.3);
         let data: Vec<u64> = (0..words).map(|_| rng.random::<u32>() as u64).collect();
-        // The issue phase: the first client that wants a burst asks the memory.
-        let granted = wants.iter().position(|&w| w);
+        // The issue phase: the arbiter's choice asks the memory; granted if it takes it.
+        let granted = arbiter.choose(&wants);
         let kinds = [MemClient::Outputs, MemClient::Activations, MemClient::Colptr, MemClient::Values];
         let accepted = granted.is_some_and(|c| mem.request(t, kinds[c]).is_some());
         if accepted {
+            arbiter.grant(&wants);
             flight.push_back((mem.last_completion(), granted.unwrap(), runs));
         }
         for c in 0..4 {
@@ -96,6 +107,13 @@ fn mem_port_matches_the_model(preset: &str, seed: u64) -> u64 {
 #[test]
 fn the_tiny_memory_port_grants_and_routes_as_the_model_issues() {
     let routed: u64 = (0..20).map(|seed| mem_port_matches_the_model("tiny", seed)).sum();
+    assert!(routed > 20_000, "only {routed} responses routed");
+}
+
+#[test]
+fn the_round_robin_memory_port_grants_and_routes_as_the_model_arbiter() {
+    assert_eq!(arch("tiny_rr").memory.arbitration, lacuna_spec::Arbitration::RoundRobin);
+    let routed: u64 = (0..20).map(|seed| mem_port_matches_the_model("tiny_rr", seed)).sum();
     assert!(routed > 20_000, "only {routed} responses routed");
 }
 

@@ -26,17 +26,22 @@ impl Arbiter {
         Arbiter { policy, ports, next: 0 }
     }
 
-    /// The requester granted among those with `ready[i]` (`ready.len()` is the port count).
-    pub fn grant(&mut self, ready: &[bool]) -> Option<usize> {
+    /// The requester that would be granted among those with `ready[i]` (`ready.len()` is the
+    /// port count), without granting it (the RTL presents this request whether or not the
+    /// memory takes it).
+    pub fn choose(&self, ready: &[bool]) -> Option<usize> {
         debug_assert_eq!(ready.len(), self.ports);
         match self.policy {
             Arbitration::FixedPriority => ready.iter().position(|&r| r),
-            Arbitration::RoundRobin => {
-                let i = (0..self.ports).map(|i| (self.next + i) % self.ports).find(|&i| ready[i])?;
-                self.next = (i + 1) % self.ports;
-                Some(i)
-            }
+            Arbitration::RoundRobin => (0..self.ports).map(|i| (self.next + i) % self.ports).find(|&i| ready[i]),
         }
+    }
+
+    /// Grants [`Arbiter::choose`]'s requester (the memory takes its request).
+    pub fn grant(&mut self, ready: &[bool]) -> Option<usize> {
+        let i = self.choose(ready)?;
+        self.next = (i + 1) % self.ports;
+        Some(i)
     }
 }
 

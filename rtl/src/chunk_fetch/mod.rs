@@ -245,6 +245,15 @@ pub struct ChunkFetch {
 }
 
 impl ChunkFetch {
+    /// The slice fetch of `arch`.
+    pub fn from_arch(arch: &lacuna_spec::Arch) -> ChunkFetch {
+        ChunkFetch::new(
+            arch.chunk_entries() as usize,
+            arch.memory.request_bytes as usize,
+            arch.core.fetch_buffer_chunks as usize,
+        )
+    }
+
     /// Chunks of `chunk` entries (a power of two, 8..=127 is checked by `rtl::blocks`), bursts of
     /// `burst` bytes with 2 * chunk <= burst, a buffer of `capacity` slices.
     pub fn new(chunk: usize, burst: usize, capacity: usize) -> ChunkFetch {

@@ -216,6 +216,11 @@ pub struct ColptrFetch {
 }
 
 impl ColptrFetch {
+    /// The pointer fetch of `arch`.
+    pub fn from_arch(arch: &lacuna_spec::Arch) -> ColptrFetch {
+        ColptrFetch::new(arch.memory.request_bytes as usize, arch.core.column_queue_depth as usize)
+    }
+
     /// A fetch of `burst`-byte pointer bursts (a power of two, 8..=512) with a column queue of
     /// `depth` (1..=127).
     pub fn new(burst: usize, depth: usize) -> ColptrFetch {
