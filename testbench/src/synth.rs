@@ -75,10 +75,17 @@ pub fn write_module(module: &Module, dir: &Path) -> Result<Vec<PathBuf>, SynthEr
 /// `%Warning` fails it (UNOPTFLAT included: `lacuna_rtl::split_always` and phase-local signals
 /// keep the emitted always blocks free of false loops, docs/synthesis.md).
 pub fn lint(module: &str, files: &[PathBuf]) -> Result<(), SynthError> {
+    // The file list goes in a command file: an `edge` top has hundreds of files, past the
+    // argument-list limit of the shell Verilator's wrapper runs.
+    let dir = files.first().and_then(|f| f.parent()).unwrap_or(Path::new("."));
+    let list = dir.join(format!("{module}.lint.f"));
+    let lines: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    std::fs::write(&list, lines.join("\n") + "\n")?;
     let output = Command::new("verilator")
         .args(["--lint-only", "-Wall"])
         .args(["--top-module", module])
-        .args(files)
+        .arg("-f")
+        .arg(&list)
         .output()
         .map_err(|e| SynthError::ToolMissing { tool: "verilator", why: e.to_string() })?;
     let log = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
@@ -120,8 +127,13 @@ pub fn synthesize(module: &str, files: &[PathBuf], work: &Path, depth: Depth) ->
             after.display()
         ),
     };
+    // A script file, not `-p`: one argument that long exceeds the kernel's limit for an `edge` top.
+    let script_path = work.join(format!("{module}.ys"));
+    std::fs::write(&script_path, script.replace("; ", "\n"))?;
     let output = Command::new("yosys")
-        .args(["-q", "-p", &script])
+        .arg("-q")
+        .arg("-s")
+        .arg(&script_path)
         .output()
         .map_err(|e| SynthError::ToolMissing { tool: "yosys", why: e.to_string() })?;
     if !output.status.success() {
