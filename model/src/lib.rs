@@ -79,6 +79,37 @@ impl<'a> Job<'a> {
         }
     }
 
+    /// The job's registers and panel table entries for `arch` (`lacuna_spec::job`'s register
+    /// map): what a host writes to the core's job interface before `start`.
+    pub fn registers(
+        &self,
+        arch: &Arch,
+    ) -> (lacuna_spec::job::SpmspvRegisters, Vec<lacuna_spec::job::PanelTableEntry>) {
+        let layout = self.layout(arch);
+        let regs = lacuna_spec::job::SpmspvRegisters {
+            x_base: layout.x,
+            y_base: layout.y,
+            cols: self.x.len() as u64,
+            m: self.rows as u64,
+            panel_rows: self.panel_rows as u64,
+            panels: self.panels.len() as u64,
+            threshold: self.filter.threshold.to_bits(),
+        };
+        let table = self
+            .panels
+            .iter()
+            .zip(&layout.panels)
+            .map(|(pd, pl)| lacuna_spec::job::PanelTableEntry {
+                values: pl.values,
+                runs: pl.runs,
+                colptr: pl.colptr,
+                entries: pd.entries(),
+                rows: pd.rows as u64,
+            })
+            .collect();
+        (regs, table)
+    }
+
     /// The memory image's addresses for `arch` (`lacuna_spec::job`).
     pub fn layout(&self, arch: &Arch) -> JobLayout {
         let lengths = self.panels.iter().map(|p| lacuna_spec::job::PanelLengths {

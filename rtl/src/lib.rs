@@ -154,6 +154,18 @@ mod tests {
     }
 
     #[test]
+    fn the_system_top_has_a_port_of_the_spec_width_and_meaning_for_every_job_register() {
+        use lacuna_spec::job::{JobKind, PANEL_TABLE_REGISTERS};
+        let arch = lacuna_spec::Arch::preset("tiny").unwrap();
+        let top = emit(&top_name(&arch), system::System::from_arch(&arch), system::PORTS).unwrap();
+        for r in JobKind::Spmspv.registers().iter().chain(&PANEL_TABLE_REGISTERS) {
+            let port = top.ports.iter().find(|p| p.name == r.name).unwrap_or_else(|| panic!("no port {}", r.name));
+            assert_eq!((port.direction, port.width), (Direction::Input, r.bits), "{}", r.name);
+            assert!(port.meaning.ends_with(r.doc), "{}: `{}` is not `{}`", r.name, port.meaning, r.doc);
+        }
+    }
+
+    #[test]
     fn an_arch_too_large_for_the_rtl_is_refused_with_the_parameter_named() {
         let mut arch = lacuna_spec::Arch::preset("tiny").unwrap();
         arch.core.lanes = 64;

@@ -1,12 +1,124 @@
-//! The memory image of one spMspV job: where the activations, the RLC-CSC arrays of every panel
-//! and the output live, in bytes. The cycle model, the RTL's job interface and the testbench all
-//! take their addresses from here.
+//! The jobs of lacuna's units: their kinds ([`JobKind`]), the register map of a unit's job
+//! interface ([`SPMSPV_REGISTERS`], [`PANEL_TABLE_REGISTERS`]: names, widths and meanings, the
+//! RTL's port names) with a job's values ([`SpmspvRegisters`], [`PanelTableEntry`]), and the
+//! memory image of one spMspV job: where the activations, the RLC-CSC arrays of every panel and
+//! the output live, in bytes. The cycle model, the RTL's job interface and the testbench all take
+//! their registers and addresses from here.
 //!
 //! Layout, each region starting on a `memory.request_bytes` boundary, in this order: x (K FP16),
 //! then per panel its values (2P bytes), runs (P/2 bytes) and column pointers (4(K+1) bytes),
 //! then y (M FP32).
 
 use crate::{Arch, RlcMatrix};
+
+/// The kinds of job lacuna's units run. Today the Sparse SIMT core's spMspV; the expert unit's
+/// and the vector unit's kinds join here.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobKind {
+    /// `y = W x` over RLC-CSC row panels, inactive activations skipped, on the Sparse SIMT core.
+    Spmspv,
+}
+
+impl JobKind {
+    /// The unit that runs it.
+    pub fn unit(self) -> crate::placement::Unit {
+        match self {
+            JobKind::Spmspv => crate::placement::Unit::Core,
+        }
+    }
+
+    /// Its configuration registers (written before `start`).
+    pub fn registers(self) -> &'static [Register] {
+        match self {
+            JobKind::Spmspv => &SPMSPV_REGISTERS,
+        }
+    }
+}
+
+/// One register of a unit's job interface: its name (the RTL's port of the same name), width and
+/// meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Register {
+    /// The name, as the RTL's port.
+    pub name: &'static str,
+    /// Width in bits.
+    pub bits: u32,
+    /// What it holds.
+    pub doc: &'static str,
+}
+
+/// The spMspV job's configuration registers, in the order the RTL lists them.
+pub const SPMSPV_REGISTERS: [Register; 7] = [
+    Register { name: "x_base", bits: 32, doc: "address of x (K FP16, burst aligned)" },
+    Register { name: "y_base", bits: 32, doc: "address of y (M FP32, burst aligned)" },
+    Register { name: "cols", bits: 32, doc: "K, activations per panel" },
+    Register { name: "m", bits: 32, doc: "M, rows of y" },
+    Register { name: "panel_rows", bits: 32, doc: "rows per panel (the last may have fewer)" },
+    Register { name: "panels", bits: 16, doc: "panels" },
+    Register { name: "threshold", bits: 16, doc: "activation threshold, a non-negative FP16" },
+];
+
+/// One entry of the core's panel table, written at `table_index` with `table_write`.
+pub const PANEL_TABLE_REGISTERS: [Register; 5] = [
+    Register { name: "table_values", bits: 32, doc: "its FP16 values' address" },
+    Register { name: "table_runs", bits: 32, doc: "its run lengths' address" },
+    Register { name: "table_colptr", bits: 32, doc: "its column pointers' address" },
+    Register { name: "table_entries", bits: 32, doc: "its entries (padded length of values)" },
+    Register { name: "table_rows", bits: 32, doc: "its rows" },
+];
+
+/// A spMspV job's register values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpmspvRegisters {
+    /// Address of x.
+    pub x_base: u64,
+    /// Address of y.
+    pub y_base: u64,
+    /// K.
+    pub cols: u64,
+    /// M.
+    pub m: u64,
+    /// Rows per panel.
+    pub panel_rows: u64,
+    /// Panels.
+    pub panels: u64,
+    /// The threshold's FP16 bits.
+    pub threshold: u16,
+}
+
+impl SpmspvRegisters {
+    /// Each register with its value, in [`SPMSPV_REGISTERS`] order.
+    pub fn values(&self) -> [(&'static Register, u64); 7] {
+        let v = [self.x_base, self.y_base, self.cols, self.m, self.panel_rows, self.panels, self.threshold as u64];
+        let r = &SPMSPV_REGISTERS;
+        [(&r[0], v[0]), (&r[1], v[1]), (&r[2], v[2]), (&r[3], v[3]), (&r[4], v[4]), (&r[5], v[5]), (&r[6], v[6])]
+    }
+}
+
+/// One panel table entry's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PanelTableEntry {
+    /// Values' address.
+    pub values: u64,
+    /// Run lengths' address.
+    pub runs: u64,
+    /// Column pointers' address.
+    pub colptr: u64,
+    /// Entries (padded length of values).
+    pub entries: u64,
+    /// Rows.
+    pub rows: u64,
+}
+
+impl PanelTableEntry {
+    /// Each register with its value, in [`PANEL_TABLE_REGISTERS`] order.
+    pub fn values(&self) -> [(&'static Register, u64); 5] {
+        let r = &PANEL_TABLE_REGISTERS;
+        [(&r[0], self.values), (&r[1], self.runs), (&r[2], self.colptr), (&r[3], self.entries), (&r[4], self.rows)]
+    }
+}
 
 /// Addresses of one panel's arrays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

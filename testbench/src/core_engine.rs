@@ -70,8 +70,8 @@ pub enum CoreError {
 /// The core's ports, looked up once.
 struct Ports {
     reset: PortId,
-    cfg: [PortId; 7],
-    table: [PortId; 7],
+    table_write: PortId,
+    table_index: PortId,
     start: PortId,
     mem_ready: PortId,
     mem_resp_valid: PortId,
@@ -126,31 +126,24 @@ pub fn run_core(
     max_cycles: u64,
     mut trace: Option<&mut crate::vcd::Vcd>,
 ) -> Result<CoreRun, CoreError> {
-    let layout = job.layout(arch);
+    let words = arch.burst_words();
     let burst = arch.memory.request_bytes as usize;
+    let layout = job.layout(arch);
     let mut image = memory_image(arch, job);
     let mut rtl = Verilated::new(&lacuna_rtl::top_name(arch))?;
     let p = |n: &str| rtl.port(n);
     let ports = Ports {
         reset: p("reset")?,
-        cfg: [p("x_base")?, p("y_base")?, p("cols")?, p("m")?, p("panel_rows")?, p("panels")?, p("threshold")?],
-        table: [
-            p("table_write")?,
-            p("table_index")?,
-            p("table_values")?,
-            p("table_runs")?,
-            p("table_colptr")?,
-            p("table_entries")?,
-            p("table_rows")?,
-        ],
+        table_write: p("table_write")?,
+        table_index: p("table_index")?,
         start: p("start")?,
         mem_ready: p("mem_ready")?,
         mem_resp_valid: p("mem_resp_valid")?,
-        mem_resp_data: (0..burst / 4).map(|w| p(&format!("mem_resp_data_{w}"))).collect::<Result<_, _>>()?,
+        mem_resp_data: (0..words).map(|w| p(&format!("mem_resp_data_{w}"))).collect::<Result<_, _>>()?,
         mem_req_valid: p("mem_req_valid")?,
         mem_req_addr: p("mem_req_addr")?,
         mem_req_write: p("mem_req_write")?,
-        mem_req_data: (0..burst / 4).map(|w| p(&format!("mem_req_data_{w}"))).collect::<Result<_, _>>()?,
+        mem_req_data: (0..words).map(|w| p(&format!("mem_req_data_{w}"))).collect::<Result<_, _>>()?,
         mem_req_client: p("mem_req_client")?,
         done: p("done")?,
         error: [p("error")?, p("error_code")?, p("error_panel")?, p("error_col")?, p("error_a")?, p("error_b")?],
@@ -161,32 +154,32 @@ pub fn run_core(
         .filter(|(n, _)| !matches!(*n, "mem_ready" | "mem_resp_valid"))
         .map(|(n, _)| p(n))
         .collect::<Result<_, _>>()?;
+    // The job's registers and its panel table, by the spec's register map (names = ports).
+    let (regs, table) = job.registers(arch);
+    let regs: Vec<(PortId, u64)> =
+        regs.values().iter().map(|(r, v)| Ok((p(r.name)?, *v))).collect::<Result<_, CoreError>>()?;
+    let table: Vec<Vec<(PortId, u64)>> = table
+        .iter()
+        .map(|e| e.values().iter().map(|(r, v)| Ok((p(r.name)?, *v))).collect::<Result<_, CoreError>>())
+        .collect::<Result<_, _>>()?;
     let _ = p;
 
-    // Reset, the job's registers and its panel table, then start.
+    // Reset, the registers and the panel table, then start.
     rtl.set(ports.reset, 1);
     rtl.cycle();
     rtl.set(ports.reset, 0);
-    let cfg = [
-        layout.x,
-        layout.y,
-        job.x.len() as u64,
-        job.rows as u64,
-        job.panel_rows as u64,
-        job.panels.len() as u64,
-        job.filter.threshold.to_bits() as u64,
-    ];
-    for (port, value) in ports.cfg.iter().zip(cfg) {
-        rtl.set(*port, value);
+    for &(port, value) in &regs {
+        rtl.set(port, value);
     }
-    for (i, (pd, pl)) in job.panels.iter().zip(&layout.panels).enumerate() {
-        let row = [1, i as u64, pl.values, pl.runs, pl.colptr, pd.entries(), pd.rows as u64];
-        for (port, value) in ports.table.iter().zip(row) {
-            rtl.set(*port, value);
+    for (i, entry) in table.iter().enumerate() {
+        rtl.set(ports.table_write, 1);
+        rtl.set(ports.table_index, i as u64);
+        for &(port, value) in entry {
+            rtl.set(port, value);
         }
         rtl.cycle();
     }
-    rtl.set(ports.table[0], 0);
+    rtl.set(ports.table_write, 0);
     rtl.set(ports.start, 1);
     rtl.cycle();
     rtl.set(ports.start, 0);
@@ -199,7 +192,6 @@ pub fn run_core(
     let mut flight: VecDeque<(u64, u64, bool)> = VecDeque::new();
     let mut fault: Option<CoreFault> = None;
     let mut requests = Vec::new();
-    let words = burst / 4;
     for t in 0..max_cycles {
         mem.tick(t);
         let answer = flight.front().copied().filter(|&(done, _, _)| done == t + 1);
