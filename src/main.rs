@@ -5,8 +5,10 @@
 //! non-zero exit status, never a backtrace.
 
 mod cmd;
+mod mem_trace;
 mod report;
 mod table;
+mod timeline;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -206,6 +206,52 @@ fn simulate_runs_an_rlc_file_with_an_activation_file() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v[0]["kernel"], "lacuna");
     assert!(v[0]["provenance"].as_str().unwrap().contains("x.npy"));
+    // The views: a Ramulator 2 trace of every burst, a Perfetto timeline of cycles and bursts.
+    let (mt, tl) = (dir.path().join("mem.trace"), dir.path().join("timeline.json"));
+    let (r, x) = (rlc.to_str().unwrap(), xs.to_str().unwrap());
+    let o = lacuna(&[
+        "simulate",
+        r,
+        "--x",
+        x,
+        "--arch",
+        "tiny",
+        "--mem-trace",
+        mt.to_str().unwrap(),
+        "--timeline",
+        tl.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let counters = &serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()[0]["counters"];
+    let trace = std::fs::read_to_string(&mt).unwrap();
+    let lines: Vec<&str> = trace.lines().collect();
+    assert_eq!(lines.len() as u64, counters["bytes"]["requests"].as_u64().unwrap(), "one line per burst");
+    for l in &lines {
+        let (op, addr) = l.split_once(' ').unwrap();
+        assert!(op == "LD" || op == "ST", "{l}");
+        assert_eq!(u64::from_str_radix(addr.trim_start_matches("0x"), 16).unwrap() % 16, 0, "{l}: burst aligned");
+    }
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("ST")).count() as u64 * 16,
+        counters["bytes"]["outputs"].as_u64().unwrap()
+    );
+    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&tl).unwrap()).unwrap();
+    let spans: Vec<&serde_json::Value> =
+        t["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X").collect();
+    let cycles_of = |track: &str| -> u64 {
+        spans.iter().filter(|e| e["cat"] == track).map(|e| e["args"]["cycles"].as_u64().unwrap()).sum()
+    };
+    // The core's cycles by class cover the job exactly; every burst is a span.
+    assert_eq!(cycles_of("core cycles"), counters["cycles"].as_u64().unwrap());
+    let busy: u64 = spans
+        .iter()
+        .filter(|e| e["cat"] == "core cycles" && e["name"] == "busy")
+        .map(|e| e["args"]["cycles"].as_u64().unwrap())
+        .sum();
+    assert_eq!(busy, counters["busy"].as_u64().unwrap());
+    let bursts = spans.iter().filter(|e| e["cat"].as_str().unwrap().starts_with("memory")).count();
+    assert_eq!(bursts, lines.len());
     // An .rlc encoded for a larger tile than the arch has is refused with the fix in the message.
     let o = lacuna(&["encode", npy.to_str().unwrap(), "-o", rlc.to_str().unwrap()]);
     assert!(o.status.success());
@@ -396,6 +442,18 @@ fn a_real_model_compiles_and_its_decode_trace_simulates_from_the_command_line() 
         }
     }
     assert!(stdout(&lacuna(&["simulate", d])).contains("vector_unit"));
+    // Its timeline: every step, and on each unit's track the step's jobs, within the step.
+    let tl = out.path().join("timeline.json");
+    let o = lacuna(&["simulate", d, "--timeline", tl.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&tl).unwrap()).unwrap();
+    let spans: Vec<&serde_json::Value> =
+        t["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "X").collect();
+    let on = |cat: &str| spans.iter().filter(|e| e["cat"] == cat).count();
+    assert_eq!(on("decode step"), 5);
+    assert_eq!(on("core"), 5 * (211 + 2 * 30), "every linear layer and attention's two core jobs a step");
+    assert!(on("vector_unit") > 5 * 30 * 5);
+    assert_clean_error(&lacuna(&["simulate", d, "--mem-trace", tl.to_str().unwrap()]), "--mem-trace");
     let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/smollm2-135m-w50-a50.lctr");
     let o = lacuna(&["simulate", d, "--trace", committed]);
     assert!(o.status.success(), "{}", stderr(&o));

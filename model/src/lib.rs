@@ -173,6 +173,9 @@ pub struct SimResult {
     pub fault: Option<Fault>,
     /// Every memory request in order (only from `simulate_logged`; empty otherwise).
     pub requests: Vec<memory::MemRequest>,
+    /// The first cycle of every run of cycles of one class (only from `simulate_logged`): the
+    /// counters' partition of the cycles, in time.
+    pub phases: Vec<(u64, core::Class)>,
 }
 
 /// Why a job could not run.
@@ -226,8 +229,8 @@ pub fn simulate_with(arch: &Arch, job: &Job, skip: bool) -> Result<SimResult, Si
     run_checked(arch, job, skip, false)
 }
 
-/// Simulates and records every memory request (`SimResult::requests`): the stream the RTL
-/// co-simulation compares first.
+/// Simulates and records every memory request (`SimResult::requests`), the stream the RTL
+/// co-simulation compares first, and the cycles' classes in time (`SimResult::phases`).
 pub fn simulate_logged(arch: &Arch, job: &Job) -> Result<SimResult, SimError> {
     run_checked(arch, job, true, true)
 }

@@ -90,6 +90,22 @@ pub struct StepRun {
     pub dense_cycles: u64,
     /// Dense, serial.
     pub dense_serial_cycles: u64,
+    /// Every job of the step as the system ran it (for timelines).
+    #[serde(skip)]
+    pub tasks: Vec<StepTask>,
+}
+
+/// One job of a step: its node, unit and cycles in the overlapped step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepTask {
+    /// The graph node (attention's three jobs: `scores`, `softmax`, `output` after its name).
+    pub name: String,
+    /// Its unit.
+    pub unit: Unit,
+    /// First cycle.
+    pub start: u64,
+    /// End cycle (exclusive).
+    pub end: u64,
 }
 
 impl StepRun {
@@ -164,28 +180,31 @@ fn beside_linears(
 }
 
 /// The step's tasks in graph order, with `linear[i]` the cycles of the program's layer i; each
-/// node's tasks wait for the last task of each of its operands.
-fn step_tasks(graph: &Graph, work: &[NodeWork], linear: &[u64]) -> Vec<Task> {
+/// node's tasks wait for the last task of each of its operands. With each, its name.
+fn step_tasks(graph: &Graph, work: &[NodeWork], linear: &[u64]) -> (Vec<Task>, Vec<String>) {
     let mut tasks: Vec<Task> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     let mut last: Vec<usize> = Vec::with_capacity(work.len());
     for (node, w) in graph.nodes.iter().zip(work) {
         let after: Vec<usize> = node.op.operands().iter().filter_map(|o| last.get(o.0 as usize).copied()).collect();
-        let mut push = |unit: Unit, cycles: u64, after: Vec<usize>| {
+        let mut push = |unit: Unit, cycles: u64, after: Vec<usize>, name: String| {
             tasks.push(Task { unit, cycles, after });
+            names.push(name);
             tasks.len() - 1
         };
+        let n = &node.name;
         let end = match *w {
-            NodeWork::Linear(i) => push(Unit::Core, linear.get(i).copied().unwrap_or(0), after),
+            NodeWork::Linear(i) => push(Unit::Core, linear.get(i).copied().unwrap_or(0), after, n.clone()),
             NodeWork::Attention { scores, softmax, output } => {
-                let s = push(Unit::Core, scores, after);
-                let m = push(Unit::VectorUnit, softmax, vec![s]);
-                push(Unit::Core, output, vec![m])
+                let s = push(Unit::Core, scores, after, format!("{n} scores"));
+                let m = push(Unit::VectorUnit, softmax, vec![s], format!("{n} softmax"));
+                push(Unit::Core, output, vec![m], format!("{n} output"))
             }
-            NodeWork::Vector(c) => push(Unit::VectorUnit, c, after),
+            NodeWork::Vector(c) => push(Unit::VectorUnit, c, after, n.clone()),
         };
         last.push(end);
     }
-    tasks
+    (tasks, names)
 }
 
 /// Why a step could not run.
@@ -302,8 +321,11 @@ pub fn run_step(
     let mut vector_unit = VectorUnit::new(&p.arch.vector_unit);
     let work = beside_linears(p, step as u64 + 1, energy, &mut core, &mut attention, &mut vector_unit);
     let graph = &p.program.graph;
-    let sparse = schedule(&step_tasks(graph, &work, &layers.iter().map(|l| l.cycles).collect::<Vec<_>>()));
-    let dense = schedule(&step_tasks(graph, &work, &layers.iter().map(|l| l.dense_cycles).collect::<Vec<_>>()));
+    let (tasks, names) = step_tasks(graph, &work, &layers.iter().map(|l| l.cycles).collect::<Vec<_>>());
+    let sparse = schedule(&tasks);
+    let dense = schedule(&step_tasks(graph, &work, &layers.iter().map(|l| l.dense_cycles).collect::<Vec<_>>()).0);
+    let spans = tasks.iter().zip(names).zip(&sparse.spans);
+    let tasks = spans.map(|((t, name), &(start, end))| StepTask { name, unit: t.unit, start, end }).collect();
     let vector =
         UnitRun { cycles: vector_unit.counters.cycles, dram_bytes: 0, energy_pj: vector_unit.energy_pj(energy) };
     Ok(StepRun {
@@ -317,5 +339,6 @@ pub fn run_step(
         serial_cycles: sparse.serial_cycles,
         dense_cycles: dense.cycles,
         dense_serial_cycles: dense.serial_cycles,
+        tasks,
     })
 }

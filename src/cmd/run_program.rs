@@ -17,6 +17,23 @@ use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
 
+/// `--timeline`: the decode steps one after the other, each unit's jobs on its track.
+fn write_timeline(path: &Path, model: &str, arch: &lacuna_spec::Arch, steps: &[StepRun]) -> Result<()> {
+    let mut t = crate::timeline::Timeline::new(&format!("lacuna {}: {model}", arch.name), arch.clock_mhz);
+    let mut at = 0u64;
+    for s in steps {
+        let args = serde_json::json!({"token": s.token, "serial_cycles": s.serial_cycles});
+        t.span("decode step", &format!("step {}", s.step), at, at + s.cycles, args);
+        for task in &s.tasks {
+            t.span(task.unit.name(), &task.name, at + task.start, at + task.end, serde_json::json!({"step": s.step}));
+        }
+        at += s.cycles;
+    }
+    t.write(path)?;
+    eprintln!("timeline: {} spans in {} (open it in https://ui.perfetto.dev)", t.spans(), path.display());
+    Ok(())
+}
+
 #[derive(Serialize)]
 struct Report<'a> {
     program: &'a str,
@@ -32,7 +49,7 @@ struct Report<'a> {
 
 const SCOPE: &str = "the whole decode step: linear layers on the Sparse SIMT core; attention over the KV cache as dense jobs on the core; norms, RoPE, softmax, SiLU and adds on the vector unit; each unit in graph order, the units overlapped where the dependences allow (serial_cycles: one after the other). Dense: the linear layers as dense FP16 GEMV on the same hardware, the rest the same";
 
-pub fn run(dir: &Path, trace: Option<&Path>, json: bool) -> Result<ExitCode> {
+pub fn run(dir: &Path, trace: Option<&Path>, json: bool, timeline: Option<&Path>) -> Result<ExitCode> {
     let p = Program::read(dir)?;
     let trace_path = trace.map(Path::to_path_buf).unwrap_or_else(|| dir.join("trace.lctr"));
     let bytes = std::fs::read(&trace_path).with_context(|| trace_path.display().to_string())?;
@@ -44,6 +61,9 @@ pub fn run(dir: &Path, trace: Option<&Path>, json: bool) -> Result<ExitCode> {
         steps.push(run_step(&p, &t, s, &energy, &dense).with_context(|| trace_path.display().to_string())?);
     }
     let clock = p.arch.clock_mhz as f64;
+    if let Some(path) = timeline {
+        write_timeline(path, &p.program.model, &p.arch, &steps)?;
+    }
     if json {
         let r = Report {
             program: &dir.display().to_string(),

@@ -4,7 +4,10 @@
 //! (synthetic, labelled so). With `FILE.rlc --x X.npy`: one job from files. Prints, per job, the
 //! core's cycles, speedup over dense on the same hardware, fraction of the byte-roofline limit,
 //! energy and stall breakdown, then every kernel's speedup; `--json` prints JSON instead, and
-//! `--out DIR` also writes `simulate.json`, `simulate.csv` and `speedup.svg`.
+//! `--out DIR` also writes `simulate.json`, `simulate.csv` and `speedup.svg`. For an .rlc job,
+//! `--mem-trace FILE` writes its memory requests for Ramulator 2 (`crate::mem_trace`) and
+//! `--timeline FILE` a Perfetto trace of the core's cycles and the memory (`crate::timeline`); for
+//! a program directory, `--timeline` traces every unit's jobs of every decode step.
 
 use crate::table::Table;
 use anyhow::{bail, Context, Result};
@@ -51,6 +54,15 @@ pub struct Args {
     /// Also write simulate.json, simulate.csv and speedup.svg into this directory.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// With an .rlc job: write its memory requests in Ramulator 2's LoadStoreTrace format
+    /// (`LD 0xADDR` / `ST 0xADDR`, one burst a line, in the order the port accepted them).
+    #[arg(long, requires = "rlc")]
+    mem_trace: Option<PathBuf>,
+    /// Write a Perfetto / Chrome trace-event JSON: for an .rlc job, the core's cycles by class
+    /// (busy, stalls) and every memory request by client; for a program directory, every unit's
+    /// jobs of every decode step, overlapped as the system runs them.
+    #[arg(long, requires = "rlc")]
+    timeline: Option<PathBuf>,
 }
 
 /// One kernel on one job, as reported.
@@ -122,11 +134,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
             ("--x", a.x.is_some(), "the activations come from the decode trace"),
             ("--threshold", a.threshold.is_some(), "the program records each layer's threshold"),
             ("--out", a.out.is_some(), "use --json and redirect it"),
+            (
+                "--mem-trace",
+                a.mem_trace.is_some(),
+                "a step's jobs each have their own memory image; trace one layer's job as an .rlc file",
+            ),
         ];
         if let Some((flag, _, why)) = ignored.iter().find(|f| f.1) {
             bail!("{flag} does not apply to a program directory ({why})");
         }
-        return crate::cmd::run_program::run(dir, a.trace.as_deref(), a.json);
+        return crate::cmd::run_program::run(dir, a.trace.as_deref(), a.json, a.timeline.as_deref());
     }
     if a.trace.is_some() {
         bail!("--trace replays a decode trace on a program: give the program directory (lacuna compile -o DIR)");
@@ -163,8 +180,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
             act_sparsity: 1.0 - x.active_count(filter) as f64 / x.len() as f64,
             provenance: format!("files: {} and {}", path.display(), xp.display()),
         };
-        let runs = run_all(&arch, &Job::new(&m, &x, filter), &energy)?;
+        let job = Job::new(&m, &x, filter);
+        let runs = run_all(&arch, &job, &energy)?;
         rows.extend(rows_of(&arch, &spec, &m, &x, filter, &runs));
+        if a.mem_trace.is_some() || a.timeline.is_some() {
+            write_views(&arch, &job, &spec.shape, a.mem_trace.as_deref(), a.timeline.as_deref())?;
+        }
     } else {
         let shapes = if a.shape.is_empty() { PAPER_SHAPES.to_vec() } else { a.shape.clone() };
         if let Some(s) = a.sparsity.iter().find(|s| !(0.0..=100.0).contains(*s)) {
@@ -218,6 +239,45 @@ pub fn run(a: Args) -> Result<ExitCode> {
         print_tables(&arch, &rows);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--mem-trace` and `--timeline` of one job: the model run again with its request and cycle
+/// logs (the same run: logging changes no cycle).
+fn write_views(
+    arch: &Arch,
+    job: &Job,
+    name: &str,
+    mem_trace: Option<&std::path::Path>,
+    timeline: Option<&std::path::Path>,
+) -> Result<()> {
+    let r = lacuna_model::simulate_logged(arch, job)?;
+    if let Some(path) = mem_trace {
+        std::fs::write(path, crate::mem_trace::load_store_trace(&r.requests))
+            .with_context(|| path.display().to_string())?;
+        eprintln!("memory trace: {} requests in {}", r.requests.len(), path.display());
+    }
+    if let Some(path) = timeline {
+        let mut t = crate::timeline::Timeline::new(&format!("lacuna {} spMspV {name}", arch.name), arch.clock_mhz);
+        t.span(
+            "core job",
+            &format!("spMspV {name}"),
+            0,
+            r.counters.cycles,
+            serde_json::json!({"counters": r.counters}),
+        );
+        let ends = r.phases.iter().skip(1).map(|p| p.0).chain([r.counters.cycles]);
+        for (&(start, class), end) in r.phases.iter().zip(ends) {
+            t.span("core cycles", class.name(), start, end, serde_json::json!({}));
+        }
+        for q in &r.requests {
+            let track = format!("memory: {}", q.kind.block());
+            let what = format!("{:?}", q.kind).to_lowercase();
+            t.span(&track, &what, q.cycle, q.done, serde_json::json!({"addr": q.addr}));
+        }
+        t.write(path)?;
+        eprintln!("timeline: {} spans in {} (open it in https://ui.perfetto.dev)", t.spans(), path.display());
+    }
+    Ok(())
 }
 
 fn print_tables(arch: &Arch, rows: &[Row]) {

@@ -69,6 +69,8 @@ pub fn run(
     let mut fault: Option<Fault> = None;
     let limit = cycle_limit(arch, job);
     let burst = mem.burst();
+    // With `log`: the first cycle of every run of cycles of one class.
+    let mut phases: Vec<(u64, Class)> = Vec::new();
 
     let mut t: u64 = 0;
     loop {
@@ -208,13 +210,20 @@ pub fn run(
                 acc.settle(t);
             }
             class.charge(&mut k, 1);
+            if log && phases.last().is_none_or(|p| p.1 != class) {
+                phases.push((t, class));
+            }
             k.cycles = (t + 1).max(mem.last_completion());
             k.tail += k.cycles - (t + 1);
             k.acc = acc.stalls;
             k.adds = acc.adds();
             k.lane_imbalance_cycles = route.imbalance_cycles;
             k.bytes = mem.bytes;
-            return Ok(SimResult { y, counters: k, fault, requests: mem.log.take().unwrap_or_default() });
+            // The tail after the last cycle evaluated (the last writes completing).
+            if log && k.cycles > t + 1 && phases.last().is_none_or(|p| p.1 != Class::Tail) {
+                phases.push((t + 1, Class::Tail));
+            }
+            return Ok(SimResult { y, counters: k, fault, requests: mem.log.take().unwrap_or_default(), phases });
         }
 
         // Next cycle, or the next event when nothing changed.
@@ -236,6 +245,9 @@ pub fn run(
         }
         let span = next - t;
         class.charge(&mut k, span);
+        if log && phases.last().is_none_or(|p| p.1 != class) {
+            phases.push((t, class));
+        }
         if span > 1 {
             // The skipped cycles repeat this one's route stall (the accumulator's stalls are
             // charged per entry when it is scheduled).
@@ -245,18 +257,37 @@ pub fn run(
     }
 }
 
-/// How a cycle is charged (see `Counters`).
-#[derive(Clone, Copy)]
-enum Class {
+/// How a cycle is charged (see `Counters`): each cycle is one class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    /// A slice (or marker) entered the decoder.
     Busy,
+    /// Waiting on memory.
     Memory,
+    /// The front end could not supply columns.
     Columns,
+    /// The decoder was blocked downstream.
     Backpressure,
+    /// The decoder waited for a drain.
     Drain,
+    /// Emptying the pipeline at the end.
     Tail,
 }
 
 impl Class {
+    /// Its name in reports (the `Counters` field without `stall_`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Busy => "busy",
+            Class::Memory => "memory",
+            Class::Columns => "columns",
+            Class::Backpressure => "backpressure",
+            Class::Drain => "drain",
+            Class::Tail => "tail",
+        }
+    }
+
     fn charge(self, k: &mut Counters, n: u64) {
         match self {
             Class::Busy => k.busy += n,
