@@ -18,8 +18,8 @@
 //! An input is stored once per step however many layers read it (q, k and v share one). An
 //! activation is stored iff it is active under the smallest threshold of its readers (nonzero
 //! and `|x| >=` that threshold, in FP16); the others read back as zero, which every reader skips
-//! anyway, so a replay runs the very jobs the model ran. There is no routing in a dense model:
-//! `routing` is null (the field is there for the MoE half).
+//! anyway, so a replay runs the very jobs the model ran. `routing` is the experts each token was
+//! routed to in each MoE layer ([`StepRouting`], typed, one per step); null for a dense model.
 //!
 //! Contract: [`read_trace`] returns a trace only if the magic, version, header, every step and
 //! the CRC are consistent, else a [`TraceError`] naming the first problem; it never panics and
@@ -77,8 +77,32 @@ pub struct TraceHeader {
     pub prompt_tokens: usize,
     /// The inputs recorded at each step.
     pub inputs: Vec<TraceInput>,
-    /// Expert routing per step, where the model has experts (none for a dense model).
-    pub routing: Option<serde_json::Value>,
+    /// Expert routing, one entry per step, where the model has experts (none for a dense model).
+    pub routing: Option<Vec<StepRouting>>,
+}
+
+/// An expert of a MoE layer (its index in the layer's expert list).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ExpertId(pub u32);
+
+/// Where one step's token went in every MoE layer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepRouting {
+    /// One per MoE layer, in layer order.
+    pub layers: Vec<LayerRouting>,
+}
+
+/// The experts one token was routed to in one MoE layer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerRouting {
+    /// The block.
+    pub layer: crate::graph::LayerId,
+    /// The experts chosen (top-k), best first.
+    pub experts: Vec<ExpertId>,
+    /// Their gate weights, in the same order.
+    pub weights: Vec<f32>,
 }
 
 /// A decode trace: header and, per step, per input, the FP16 activation vector.
@@ -171,6 +195,21 @@ pub fn read_trace(bytes: &[u8]) -> Result<Trace, TraceError> {
     let header_bytes = body.get(16..16usize.saturating_add(hlen)).ok_or_else(|| bad("the header runs past the end"))?;
     let header: TraceHeader =
         serde_json::from_slice(header_bytes).map_err(|e| TraceError::Malformed(format!("header: {e}")))?;
+    if let Some(routing) = &header.routing {
+        if routing.len() != header.tokens.len() {
+            return Err(bad(&format!("routing for {} steps, but {} tokens", routing.len(), header.tokens.len())));
+        }
+        for (s, step) in routing.iter().enumerate() {
+            if let Some(l) = step.layers.iter().find(|l| l.experts.len() != l.weights.len()) {
+                return Err(bad(&format!(
+                    "step {s}, layer {}: {} experts but {} gate weights",
+                    l.layer.0,
+                    l.experts.len(),
+                    l.weights.len()
+                )));
+            }
+        }
+    }
     if header.prompt_tokens > header.tokens.len() {
         return Err(bad("more prompt tokens than tokens"));
     }
@@ -284,6 +323,26 @@ mod tests {
         }
     }
 
+    #[test]
+    fn routing_is_typed_per_step_and_must_cover_every_step() {
+        let mut t = sample();
+        let layer = LayerRouting {
+            layer: crate::graph::LayerId(0),
+            experts: vec![ExpertId(3), ExpertId(1)],
+            weights: vec![0.75, 0.25],
+        };
+        let step = StepRouting { layers: vec![layer] };
+        t.header.routing = Some(vec![step.clone(), step.clone()]);
+        assert_eq!(read_trace(&write_trace(&t)).unwrap().header.routing, t.header.routing);
+        t.header.routing = Some(vec![step.clone()]);
+        let e = read_trace(&write_trace(&t)).unwrap_err().to_string();
+        assert!(e.contains("routing for 1 steps, but 2 tokens"), "{e}");
+        let mut uneven = step.clone();
+        uneven.layers[0].weights.pop();
+        t.header.routing = Some(vec![step, uneven]);
+        let e = read_trace(&write_trace(&t)).unwrap_err().to_string();
+        assert!(e.contains("2 experts but 1 gate weights"), "{e}");
+    }
     #[test]
     fn a_trace_round_trips_keeping_what_the_smallest_threshold_keeps() {
         let t = sample();

@@ -10,7 +10,6 @@
 
 use anyhow::{bail, Context, Result};
 use lacuna_compiler::workload::{Shape, SyntheticWorkload, PROVENANCE};
-use lacuna_model::baselines::stream_cycles;
 use lacuna_model::energy::EnergyTable;
 use lacuna_model::sweep::Point;
 use lacuna_model::{simulate, Job};
@@ -182,14 +181,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let filter = ActivationFilter::NONZERO;
             let r = simulate(&arch, &Job::new(&m, &w.activations, filter))?;
             let (rows, cols) = (shape.rows as u64, shape.cols as u64);
-            let burst = arch.memory.request_bytes as u64;
-            let dense_bytes = 2 * rows * cols + 2 * cols;
-            pt.dense_cycles = stream_cycles(
-                &arch,
-                dense_bytes.div_ceil(burst),
-                (rows * cols).div_ceil(arch.chunk_entries() as u64),
-                (4 * rows).div_ceil(burst),
-            );
+            pt.dense_cycles = lacuna_model::baselines::dense(&arch, rows, cols, &energy).cycles;
             pt.cycles = r.counters.cycles;
             pt.speedup_vs_dense = pt.dense_cycles as f64 / pt.cycles as f64;
             let ideal = m.job_bytes(w.activations.as_slice(), filter).total();
