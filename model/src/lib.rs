@@ -189,6 +189,14 @@ pub enum SimError {
         /// The arch's tile.
         tile_rows: u32,
     },
+    /// More panels than the core's panel table holds.
+    #[error("{panels} panels; the arch's panel table holds {max} (core.max_panels)")]
+    TooManyPanels {
+        /// Panels of the job.
+        panels: u64,
+        /// core.max_panels.
+        max: u32,
+    },
     /// x does not fit the activation SRAM.
     #[error("K = {cols} activations need {} bytes of activation SRAM, the arch has {sram}", 2 * cols)]
     TooManyColumns {
@@ -244,6 +252,9 @@ fn run_checked(arch: &Arch, job: &Job, skip: bool, log: bool) -> Result<SimResul
     let rows = job.panels.iter().map(|p| p.rows as u64).sum::<u64>().max(job.rows as u64);
     if rows > MAX_JOB_ROWS {
         return Err(SimError::TooManyRows { rows });
+    }
+    if job.panels.len() as u64 > arch.core.max_panels as u64 {
+        return Err(SimError::TooManyPanels { panels: job.panels.len() as u64, max: arch.core.max_panels });
     }
     if job.panel_rows > arch.tile_rows() || job.panels.iter().any(|p| p.rows > arch.tile_rows()) {
         return Err(SimError::PanelTooTall { panel_rows: job.panel_rows, tile_rows: arch.tile_rows() });

@@ -169,9 +169,11 @@ fn beside_linears(
             }
             Work::Attention { .. } => {
                 let (ops, specials) = placed.work.vector(positions);
-                let mut jobs = placed.work.core_jobs(positions).into_iter().map(&mut dense_jobs);
-                let scores = jobs.next().unwrap_or(0);
-                let output = jobs.next().unwrap_or(0);
+                // Attention is two core jobs around the softmax (`Work::core_jobs`), every one counted.
+                let jobs = placed.work.core_jobs(positions);
+                assert_eq!(jobs.len(), 2, "attention is the scores and the output (Work::core_jobs)");
+                let scores = dense_jobs(jobs[0]);
+                let output = dense_jobs(jobs[1]);
                 NodeWork::Attention { scores, softmax: vector.run(VectorJob { ops, specials }), output }
             }
             Work::Elementwise { ops, specials } => NodeWork::Vector(vector.run(VectorJob { ops, specials })),

@@ -7,8 +7,9 @@
 //! waits for has ended: units overlap wherever the dependences allow (RoPE of the query on the
 //! vector unit beside the key projection on the core, for instance), and nowhere else. The step's
 //! cycles are the last task's end; the serial sum (every task one after the other) is reported
-//! beside it. Overlap cannot change a task's own cycles: the vector unit works from on-chip
-//! buffers and moves no DRAM bytes, so the core has the memory to itself (`memory` serves the
+//! beside it. Overlap cannot change a task's own cycles: the vector unit is modelled working from
+//! on-chip buffers with no DRAM traffic (the embedding row it reads, ~1 KiB a step, is not
+//! counted), so the core has the memory to itself (`memory` serves the
 //! core's requesters; a unit with DRAM traffic, the expert unit, will share it through the arbiter).
 //!
 //! Per unit, a [`UnitRecord`]: jobs, cycles occupied, busy cycles, the stall classes (the core's

@@ -29,7 +29,7 @@
 //! reaches D3; bad column pointers (code 2: panel, column, `error_a` = colptr\[k\],
 //! `error_b` = colptr\[k+1\]) stop it in the cycle they are checked. After a fault nothing new is
 //! asked of the memory but drain's writes; the job ends once the memory has answered everything.
-//! A job the RTL cannot run (code 3: more than [`MAX_PANELS`] panels, no panel, panels of more
+//! A job the RTL cannot run (code 3: more than `core.max_panels` panels, no panel, panels of more
 //! rows than the tile or of rows not filling whole bursts of y, x larger than the activation
 //! SRAM) is refused at `start`: `error` and `done` in that cycle, nothing run. `invalid` is sticky:
 //! some product or sum was Inf or NaN (the model computes the same values; no fault).
@@ -46,9 +46,6 @@ use crate::widen::Widen16;
 use crate::wiring::{constant, many};
 use lacuna_spec::Arch;
 use rust_hdl::prelude::*;
-
-/// Panels the job interface's panel table holds.
-pub const MAX_PANELS: usize = 256;
 
 /// Error codes on `error_code`: the spec's [`FaultCode`]s.
 pub mod error_code {
@@ -324,9 +321,9 @@ impl Core {
             decode: DecodePath::from_arch(arch),
             backend: Backend::from_arch(arch),
             drain: Drain::from_arch(arch),
-            table_colptr_mem: Sram::new(MAX_PANELS, 2, 32, 2),
-            table_chunk_mem: Sram::new(MAX_PANELS, 2, 32, 2),
-            table_rows_mem: Sram::new(MAX_PANELS, 1, 32, 1),
+            table_colptr_mem: Sram::new(c.max_panels as usize, 2, 32, 2),
+            table_chunk_mem: Sram::new(c.max_panels as usize, 2, 32, 2),
+            table_rows_mem: Sram::new(c.max_panels as usize, 1, 32, 1),
             widen_act_panel: Default::default(),
             widen_col_panel: Default::default(),
             widen_slice_panel: Default::default(),
@@ -351,7 +348,7 @@ impl Core {
             finished: Default::default(),
             unsupported: Default::default(),
             new_job: Default::default(),
-            max_panels: constant(MAX_PANELS as u64),
+            max_panels: constant(c.max_panels as u64),
             tile_rows: constant(arch.tile_rows() as u64),
             max_cols: constant(arch.max_cols() as u64),
             burst_rows_mask: constant(words as u64 - 1),

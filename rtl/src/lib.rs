@@ -82,62 +82,9 @@ pub fn module_suffix(arch: &lacuna_spec::Arch) -> String {
     arch.name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
 }
 
-/// The RTL's fixed widths: 8-bit queue counts and entry offsets, 16-bit rows and register
-/// indices. `Arch::validate` allows larger cores than these; they are refused with a clear error.
+/// The RTL generator's limits (`Arch::rtl_fit`, documented in `spec/src/rtl_fit.rs`).
 fn check_fits(arch: &lacuna_spec::Arch) -> Result<(), EmitError> {
-    let c = &arch.core;
-    let limits = [
-        ("core.lanes * core.entries_per_lane (chunk entries)", arch.chunk_entries(), 127),
-        ("core.lanes * core.acc_regs_per_lane (tile rows)", arch.tile_rows(), 65_536),
-        ("core.acc_regs_per_lane", c.acc_regs_per_lane, 32_768),
-        ("core.lane_queue_depth", c.lane_queue_depth, 64),
-        ("core.activation_queue_depth", c.activation_queue_depth, 127),
-        ("core.scan_width", c.scan_width, 127),
-        ("core.acc_write_ports", c.acc_write_ports, 16),
-        ("core.column_queue_depth", c.column_queue_depth, 127),
-        ("memory.max_outstanding", arch.memory.max_outstanding, 4096),
-        ("memory.request_bytes", arch.memory.request_bytes, 512),
-        // The SRAMs are emitted as register arrays: a simulator or synthesis tool given more
-        // would spend minutes on one memory (a macro would replace them in a real flow).
-        ("sram.activation_bytes", arch.sram.activation_bytes, 1 << 20),
-        ("sram.colptr_bytes", arch.sram.colptr_bytes, 1 << 16),
-    ];
-    for (what, value, max) in limits {
-        if value > max {
-            return Err(EmitError::ArchTooLarge {
-                arch: arch.name.clone(),
-                what: format!("{what} is {value}, the RTL holds at most {max}"),
-            });
-        }
-    }
-    if 2 * arch.chunk_entries() > arch.memory.request_bytes {
-        return Err(EmitError::ArchTooLarge {
-            arch: arch.name.clone(),
-            what: format!(
-                "a chunk's values (2 bytes x {} entries) must lie in one memory request of {} bytes",
-                arch.chunk_entries(),
-                arch.memory.request_bytes
-            ),
-        });
-    }
-    if 4 * c.lanes > arch.memory.request_bytes {
-        return Err(EmitError::ArchTooLarge {
-            arch: arch.name.clone(),
-            what: format!(
-                "a register row (4 bytes x {} lanes) must fit one memory request of {} bytes",
-                c.lanes, arch.memory.request_bytes
-            ),
-        });
-    }
-    if arch.memory.latency_cycles == 0 {
-        // A response is then due in the cycle its request leaves: the RTL's memory clients and
-        // the port's id FIFO register the request first.
-        return Err(EmitError::ArchTooLarge {
-            arch: arch.name.clone(),
-            what: "memory.latency_cycles is 0, the RTL needs at least 1".into(),
-        });
-    }
-    Ok(())
+    arch.rtl_fit().map_err(|what| EmitError::ArchTooLarge { arch: arch.name.clone(), what })
 }
 
 #[cfg(test)]

@@ -69,6 +69,24 @@ pub struct CoreParams {
     /// Cycles of the pipelined FP32 accumulate adder: an add issued in cycle t completes in
     /// cycle t + acc_add_latency, and no other add to that register may issue before.
     pub acc_add_latency: u32,
+    /// Panels one job may have: the entries of the core's panel table (1..=65535, the 16-bit
+    /// `panels` register). Left out of the TOML (and of the hash) at its default, 256, so every
+    /// arch written before this field existed keeps its hash.
+    #[serde(default = "CoreParams::default_max_panels", skip_serializing_if = "CoreParams::is_default_max_panels")]
+    pub max_panels: u32,
+}
+
+impl CoreParams {
+    /// The panel table of every arch that does not say otherwise.
+    pub const DEFAULT_MAX_PANELS: u32 = 256;
+
+    fn default_max_panels() -> u32 {
+        Self::DEFAULT_MAX_PANELS
+    }
+
+    fn is_default_max_panels(v: &u32) -> bool {
+        *v == Self::DEFAULT_MAX_PANELS
+    }
 }
 
 /// Parameters of the memory system every loading or storing block shares.
@@ -305,6 +323,9 @@ impl Arch {
         }
         if !(1..=10_000).contains(&self.clock_mhz) {
             return bad(format!("clock_mhz must be in 1..=10000, got {}", self.clock_mhz));
+        }
+        if !(1..=65_535).contains(&c.max_panels) {
+            return bad(format!("core.max_panels must be in 1..=65535, got {}", c.max_panels));
         }
         if c.acc_write_ports == 0 || c.acc_write_ports > c.entries_per_lane * c.lanes {
             return bad(format!(

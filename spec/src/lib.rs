@@ -3,6 +3,7 @@
 //! Everything the RTL, the cycle model, the compiler and the testbench must agree on lives here and
 //! only here:
 //! - [`arch`]: the hardware parameters ([`Arch`]), presets, validation and the stable hash;
+//!   [`rtl_fit`]: the narrower limits of the RTL generator;
 //! - [`rlc`]: the RLC-CSC sparse format, bit for bit, with its encoder, decoder and row panels;
 //! - [`rlc_file`]: the `.rlc` on-disk format and its validating reader;
 //! - [`numerics`]: the FP16 x FP16 -> FP32 datapath rules and the activation filter;
@@ -24,6 +25,7 @@ pub mod placement;
 pub mod program;
 pub mod rlc;
 pub mod rlc_file;
+pub mod rtl_fit;
 pub mod trace;
 
 pub use arch::{Arbitration, Arch, ArchError, ArchHash, Datapath};

@@ -67,8 +67,8 @@ impl MemClient {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MemRequester {
-    /// `drain`: output writes. First, so a full write buffer never stalls the accumulator longer
-    /// than a burst.
+    /// `drain`: output writes. First (under fixed priority), so a full write buffer never stalls
+    /// the accumulator longer than a burst.
     Drain,
     /// `act_load`: activation loads (needed before the scan can start).
     ActLoad,

@@ -269,10 +269,14 @@ fn write_views(
         for (&(start, class), end) in r.phases.iter().zip(ends) {
             t.span("core cycles", class.name(), start, end, serde_json::json!({}));
         }
+        // Each burst on the data bus, its last `beats` cycles: completions are strictly
+        // increasing (docs/microarchitecture.md, "memory"), so these spans never overlap (a
+        // request's whole latency would: Perfetto cannot draw overlapping spans on one track).
+        let beats = (arch.memory.request_bytes as u64).div_ceil(arch.memory.bytes_per_cycle as u64);
         for q in &r.requests {
-            let track = format!("memory: {}", q.kind.block());
-            let what = format!("{:?}", q.kind).to_lowercase();
-            t.span(&track, &what, q.cycle, q.done, serde_json::json!({"addr": q.addr}));
+            let what = format!("{} {:?}", q.kind.block(), q.kind).to_lowercase();
+            let args = serde_json::json!({"addr": q.addr, "accepted_cycle": q.cycle});
+            t.span("memory data bus", &what, q.done - beats, q.done, args);
         }
         t.write(path)?;
         eprintln!("timeline: {} spans in {} (open it in https://ui.perfetto.dev)", t.spans(), path.display());

@@ -179,7 +179,17 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let w = &workloads[&(shape.to_string(), s.to_bits())];
             let m = lacuna_compiler::encode_parallel(&w.weights, Some(arch.balanced_panel_rows(w.weights.rows())))?;
             let filter = ActivationFilter::NONZERO;
-            let r = simulate(&arch, &Job::new(&m, &w.activations, filter))?;
+            let r = match simulate(&arch, &Job::new(&m, &w.activations, filter)) {
+                Ok(r) => r,
+                // An arch point whose panel table is too small for the shape is a point, not a
+                // failed sweep.
+                Err(e @ lacuna_model::SimError::TooManyPanels { .. }) => {
+                    pt.invalid = Some(e.to_string());
+                    bar.inc(1);
+                    return Ok(pt);
+                }
+                Err(e) => return Err(e.into()),
+            };
             let (rows, cols) = (shape.rows as u64, shape.cols as u64);
             pt.dense_cycles = lacuna_model::baselines::dense(&arch, rows, cols, &energy).cycles;
             pt.cycles = r.counters.cycles;

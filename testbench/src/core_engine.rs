@@ -59,7 +59,7 @@ pub enum CoreError {
     Timeout(u64),
     /// The job interface refused the job (code 3).
     #[error(
-        "the RTL core refused the job (more than 256 panels, panels not filling whole bursts of y, or x too large)"
+        "the RTL core refused the job (no panel or more than core.max_panels, panels not filling whole bursts of y, or x too large)"
     )]
     Refused,
     /// `error_code` carried a value that is no [`FaultCode`].

@@ -107,7 +107,13 @@ impl Engine for ModelEngine {
         "model"
     }
     fn run(&self, arch: &Arch, case: &Case) -> Result<Outcome, EngineError> {
-        let r = simulate_logged(arch, &case.job()).map_err(|e| EngineError::Failed(e.to_string()))?;
+        let r = simulate_logged(arch, &case.job()).map_err(|e| match e {
+            // The job interface's limit, as the RTL refuses it.
+            lacuna_model::SimError::TooManyPanels { .. } => {
+                EngineError::NotApplicable("the job has more panels than the core's panel table holds")
+            }
+            e => EngineError::Failed(e.to_string()),
+        })?;
         let requests =
             r.requests.iter().map(|q| Request { cycle: q.cycle, client: q.kind.id(), addr: q.addr }).collect();
         Ok(Outcome { y: r.y, cycles: Some(r.counters.cycles), fault: r.fault.as_ref().map(fault_report), requests })

@@ -61,6 +61,22 @@ pub enum LowerError {
         /// Its limit.
         max: u32,
     },
+    /// M needs more panels than the core's panel table holds.
+    #[error(
+        "{layer}: M = {rows} rows need {panels} panels, the panel table of arch {arch} holds {max} (core.max_panels)"
+    )]
+    TooManyPanels {
+        /// The layer.
+        layer: String,
+        /// M.
+        rows: usize,
+        /// Panels needed.
+        panels: usize,
+        /// The arch.
+        arch: String,
+        /// Its limit.
+        max: u32,
+    },
     /// Encoding failed (a matrix too large for the format).
     #[error("{layer}: {message}")]
     Encode {
@@ -97,6 +113,16 @@ pub fn lower_linears(
                 cols: w.cols,
                 arch: arch.name.clone(),
                 max: arch.max_cols(),
+            });
+        }
+        let panels = w.rows.div_ceil(arch.tile_rows() as usize);
+        if panels > arch.core.max_panels as usize {
+            return Err(LowerError::TooManyPanels {
+                layer: name,
+                rows: w.rows,
+                panels,
+                arch: arch.name.clone(),
+                max: arch.core.max_panels,
             });
         }
         let dense = to_fp16(&name, w.rows, w.cols, &w.data)?;

@@ -3,8 +3,8 @@
 //! Contract: started by route at the end of a panel; reads one register row (L registers, rows
 //! `r*L .. r*L + L`) per cycle, register 0 first, resetting them to +0.0, for `ceil(rows / L)`
 //! cycles; the accumulator issues nothing meanwhile. Each output burst (aligned, `request_bytes`)
-//! is queued for writing once all of the panel's rows in it are read; writes have the memory's
-//! highest priority. The queued bursts wait in a write buffer of one tile's output plus one burst
+//! is queued for writing once all of the panel's rows in it are read; under fixed-priority
+//! arbitration writes have the memory's highest priority. The queued bursts wait in a write buffer of one tile's output plus one burst
 //! (`capacity`: `Arch::drain_buffer_bursts`, `ceil(4 * tile_rows / request_bytes) + 1` bursts); a row whose bursts would not fit
 //! is not read this cycle (drain stalls until writes leave), so the buffer is bounded as the
 //! hardware's must be. It fills only when panels finish faster than the memory takes their writes

@@ -8,7 +8,8 @@
 //! `ceil((ops + specials * special_cycles) / lanes)`: a job fills the lanes, and the next job
 //! starts on the next cycle (in a decode step a node's result is the operand of a later one, so
 //! lanes are not shared across jobs). Operands and results stay in the on-chip vector buffers:
-//! no DRAM traffic (the KV cache is read by the core's attention jobs). Energy: each lane cycle is
+//! no DRAM traffic is modelled (the KV cache is read by the core's attention jobs; the embedding
+//! lookup's one row, `hidden` FP16 values a step, is not counted yet). Energy: each lane cycle is
 //! one FP32 multiply and one FP32 add (`EnergyTable::of_vector`).
 
 use crate::energy::EnergyTable;

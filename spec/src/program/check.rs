@@ -59,6 +59,12 @@ pub fn check_manifest(p: &Program, arch: &Arch) -> Result<(), String> {
             )));
         }
         let panels = l.rows.div_ceil(l.panel_rows);
+        if panels > arch.core.max_panels {
+            return Err(at(format!(
+                "{panels} panels; the arch's panel table holds {} (core.max_panels)",
+                arch.core.max_panels
+            )));
+        }
         if l.panels != panels {
             return Err(at(format!(
                 "{} panels, but {} rows in panels of {} make {panels}",
