@@ -3,6 +3,7 @@
 //! Everything the RTL, the cycle model, the compiler and the testbench must agree on lives here and
 //! only here:
 //! - [`arch`]: the hardware parameters ([`Arch`]), presets, validation and the stable hash;
+//!   [`derived`]: the quantities derived from them;
 //!   [`rtl_fit`]: the narrower limits of the RTL generator;
 //! - [`rlc`]: the RLC-CSC sparse format, bit for bit, with its encoder, decoder and row panels;
 //! - [`rlc_file`]: the `.rlc` on-disk format and its validating reader;
@@ -16,6 +17,7 @@
 
 pub mod arch;
 pub mod dense;
+pub mod derived;
 pub mod fault;
 pub mod graph;
 pub mod job;
