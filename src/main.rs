@@ -58,7 +58,17 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // A value clap's parsers refused (a level out of range, a malformed shape): one line, as
+        // every other error of the tool; usage errors keep clap's tips.
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            let text = e.render().to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: an invalid argument"));
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
     // Check the arguments and stop: the README test parses every documented command this way.
     if std::env::var("LACUNA_PARSE_ONLY").as_deref() == Ok("1") {
         return ExitCode::SUCCESS;

@@ -1,8 +1,8 @@
 //! Report files for machines and people: JSON, CSV, and an SVG plot (plotters).
 
-use crate::cmd::simulate::Row;
 use anyhow::{Context, Result};
 use plotters::prelude::*;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -12,6 +12,28 @@ fn csv_field(s: &str) -> String {
     } else {
         s.to_string()
     }
+}
+
+/// One kernel on one job, as reported.
+#[derive(Serialize, Clone)]
+pub struct Row {
+    pub shape: String,
+    pub weight_sparsity: f64,
+    pub act_sparsity: f64,
+    pub kernel: &'static str,
+    pub cycles: u64,
+    pub latency_us: f64,
+    pub speedup_vs_dense: f64,
+    pub roofline_fraction: f64,
+    pub energy_pj: f64,
+    pub bytes_loaded: u64,
+    pub arch: String,
+    pub arch_hash: String,
+    pub provenance: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters: Option<lacuna_model::Counters>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_by_unit: Option<lacuna_model::energy::Energy>,
 }
 
 /// Writes `simulate.json`, `simulate.csv` and `speedup.svg` into `dir`.

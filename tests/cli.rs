@@ -143,7 +143,7 @@ fn spmspv_on_the_gpu_gives_three_checked_rows_or_without_a_gpu_one_error_line() 
 
 #[test]
 fn spmspv_refuses_bad_arguments_clearly() {
-    assert_clean_error(&lacuna(&["spmspv", "--sparsity", "120"]), "percentages");
+    assert_clean_error(&lacuna(&["spmspv", "--sparsity", "120"]), "a percentage in 0..=100");
     let o = lacuna(&["spmspv", "--shape", "12"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("ROWSxCOLS"), "{}", stderr(&o));

@@ -10,10 +10,8 @@
 //! not a re-rounding.
 
 use crate::gguf::{GgufError, GgufFile};
-use crate::hf;
 use crate::tokenizer::Tokenizer;
 use lacuna_spec::graph::{Graph, LlamaConfig, WeightId};
-use std::path::Path;
 
 /// A dense f32 matrix, row-major (one output row after the other).
 #[derive(Clone, Debug, PartialEq)]
@@ -116,19 +114,6 @@ fn refuse_unsupported_keys(file: &GgufFile, head_dim: usize) -> Result<(), GgufE
 }
 
 impl Checkpoint {
-    /// Reads a checkpoint of the Llama family: a GGUF file, or a Hugging Face directory (given
-    /// as the directory, or as its config.json or one of its .safetensors files).
-    pub fn open(path: &Path) -> Result<Self, CheckpointError> {
-        if path.is_dir() {
-            return hf::open(path);
-        }
-        let hf_file = path.extension().is_some_and(|e| e == "safetensors" || e == "json");
-        match path.parent() {
-            Some(dir) if hf_file => hf::open(if dir.as_os_str().is_empty() { Path::new(".") } else { dir }),
-            _ => Ok(Self::from_gguf(&GgufFile::open(path)?)?),
-        }
-    }
-
     /// Builds the checkpoint from a parsed GGUF file.
     pub fn from_gguf(file: &GgufFile) -> Result<Self, GgufError> {
         let missing = |message: String| GgufError::Missing { path: file.path.clone(), message };

@@ -1,7 +1,7 @@
 //! GGUF block dequantization, exactly as ggml computes it (F32, F16, BF16, Q4_0, Q4_1, Q8_0,
 //! Q4_K, Q6_K), for [`crate::gguf::GgufFile::dequantize`].
 
-use crate::gguf::GgmlType;
+use crate::ggml_type::GgmlType;
 use half::{bf16, f16};
 
 /// Dequantizes whole blocks of `dtype` from `raw` into `out` (sizes matching, checked by callers).

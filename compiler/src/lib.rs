@@ -19,12 +19,14 @@ pub mod eval;
 pub mod forward;
 #[cfg(test)]
 mod fuzz_seeds;
+mod ggml_type;
 pub mod gguf;
 mod gguf_dequant;
 mod gguf_write;
 pub mod hf;
 pub mod input;
 pub mod models;
+mod open;
 pub mod passes;
 pub mod program;
 pub mod prune;

@@ -134,6 +134,12 @@ impl SyntheticWorkload {
         SyntheticWorkload { shape, seed, weights, activations, weight_pruning, act_pruning }
     }
 
+    /// Its weights in RLC-CSC as `arch`'s core takes them: panels balanced to at most a tile
+    /// (as the compiler's lowering cuts a real layer).
+    pub fn encode_for(&self, arch: &lacuna_spec::Arch) -> Result<lacuna_spec::RlcMatrix, lacuna_spec::RlcError> {
+        crate::encode_parallel(&self.weights, Some(arch.balanced_panel_rows(self.weights.rows())))
+    }
+
     /// Draws and prunes in one step.
     pub fn new(shape: Shape, seed: u64, weight_sparsity: f64, act_sparsity: f64) -> SyntheticWorkload {
         let dense = Self::dense_pair(shape, seed);

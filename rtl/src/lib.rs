@@ -4,44 +4,35 @@
 //! (`model/src/`). Every block is a rust-hdl `LogicBlock` built by `from_arch` (the same
 //! constructor for emission, the blocks that hold it and the tests); [`emit::emit`] turns a block
 //! into Verilog for synthesis flows and for Verilator (the `testbench` crate), under a plain module
-//! name and with its documented port list. The top is [`system::System`]
-//! (`lacuna_system_<arch>`, [`top_name`]): the [`core::Core`] and the [`mem_port::MemPort`] its
-//! requesters share.
+//! name and with its documented port list. The layout mirrors the model's (`model/src/`): the top
+//! is [`system::System`] (`lacuna_system_<arch>`, [`top_name`]): the [`core::Core`] and the
+//! [`memory::mem_port::MemPort`] its requesters share.
 //!
-//! Blocks (status and verification: `docs/rtl.md`): the arithmetic,
-//! [`fp16_mul::Fp16Mul`] (exact FP16 x FP16 -> FP32) and [`fp32_add::Fp32Add`] (FP32 add, round
-//! to nearest even); [`act_load::ActLoad`], [`act_sram::ActSram`] and [`act_scan::ActScan`],
-//! wired as [`act_path::ActPath`]; [`colptr_fetch::ColptrFetch`]; [`chunk_fetch::ChunkFetch`]
-//! (the fetch buffer's stores in [`sram::Sram`]); [`mem_port::MemPort`]; [`rlc_decoder::RlcDecoder`] and
-//! [`multiplier::Multiplier`], wired as [`decode_path::DecodePath`]; [`route::Route`] and the
-//! accumulator lanes [`accumulator::AccLane`] (registers in [`reg_file::RegFile`]), wired as
-//! [`backend::Backend`]; the state element [`reg::Reg`] and the helpers [`widen`], [`wiring`].
+//! Blocks (status and verification: `docs/rtl.md`): in [`core`], [`core::act_load::ActLoad`],
+//! [`core::act_sram::ActSram`] and [`core::act_scan::ActScan`], wired as
+//! [`core::act_path::ActPath`]; [`core::colptr_fetch::ColptrFetch`];
+//! [`core::chunk_fetch::ChunkFetch`] (the fetch buffer's stores in [`sram::Sram`]);
+//! [`core::rlc_decoder::RlcDecoder`] and [`core::multiplier::Multiplier`], wired as
+//! [`core::decode_path::DecodePath`]; [`core::route::Route`] and the accumulator lanes
+//! [`core::accumulator::AccLane`] (registers in [`core::reg_file::RegFile`]), wired as
+//! [`core::backend::Backend`]; [`core::drain::Drain`]. In [`memory`], the port
+//! [`memory::mem_port::MemPort`]. Shared by every unit: the arithmetic, [`fp16_mul::Fp16Mul`]
+//! (exact FP16 x FP16 -> FP32) and [`fp32_add::Fp32Add`] (FP32 add, round to nearest even); the
+//! state element [`reg::Reg`], the ring pointers of every queue [`ring::Ring`], and the helpers
+//! [`widen`], [`wiring`].
 //!
 //! Why rust-hdl (0.46, crates.io): it is the Rust HDL the design card names, it builds on current
 //! Rust and emits synthesizable Verilog-2001. Its limits (16 x 16 multipliers only, 32-bit
 //! literals, no concatenation, one level of `Vec` indexing in `#[hdl_gen]`) shape the code: see
 //! `docs/rtl.md` and `docs/synthesis.md`. The blocks are simulated with Verilator only.
 
-pub mod accumulator;
-pub mod act_load;
-pub mod act_path;
-pub mod act_scan;
-pub mod act_sram;
-pub mod backend;
-pub mod chunk_fetch;
-pub mod colptr_fetch;
 pub mod core;
-pub mod decode_path;
-pub mod drain;
 pub mod emit;
 pub mod fp16_mul;
 pub mod fp32_add;
-pub mod mem_port;
-pub mod multiplier;
+pub mod memory;
 pub mod reg;
-pub mod reg_file;
-pub mod rlc_decoder;
-pub mod route;
+pub mod ring;
 pub mod split_always;
 pub mod sram;
 pub mod system;
@@ -58,15 +49,15 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
     Ok(vec![
         emit(&name("system"), system::System::from_arch(arch), system::PORTS)?,
         emit(&name("core"), core::Core::from_arch(arch), core::PORTS)?,
-        emit(&name("decode_path"), decode_path::DecodePath::from_arch(arch), decode_path::PORTS)?,
-        emit(&name("backend"), backend::Backend::from_arch(arch), backend::PORTS)?,
-        emit(&name("act_path"), act_path::ActPath::from_arch(arch), act_path::PORTS)?,
-        emit(&name("act_scan"), act_scan::ActScan::from_arch(arch), act_scan::PORTS)?,
-        emit(&name("colptr_fetch"), colptr_fetch::ColptrFetch::from_arch(arch), colptr_fetch::PORTS)?,
-        emit(&name("chunk_fetch"), chunk_fetch::ChunkFetch::from_arch(arch), chunk_fetch::PORTS)?,
-        emit(&name("mem_port"), mem_port::MemPort::from_arch(arch), mem_port::PORTS)?,
-        emit(&name("drain"), drain::Drain::from_arch(arch), drain::PORTS)?,
-        emit(&name("acc_lane"), accumulator::AccLane::from_arch(arch), accumulator::LANE_PORTS)?,
+        emit(&name("decode_path"), core::decode_path::DecodePath::from_arch(arch), core::decode_path::PORTS)?,
+        emit(&name("backend"), core::backend::Backend::from_arch(arch), core::backend::PORTS)?,
+        emit(&name("act_path"), core::act_path::ActPath::from_arch(arch), core::act_path::PORTS)?,
+        emit(&name("act_scan"), core::act_scan::ActScan::from_arch(arch), core::act_scan::PORTS)?,
+        emit(&name("colptr_fetch"), core::colptr_fetch::ColptrFetch::from_arch(arch), core::colptr_fetch::PORTS)?,
+        emit(&name("chunk_fetch"), core::chunk_fetch::ChunkFetch::from_arch(arch), core::chunk_fetch::PORTS)?,
+        emit(&name("mem_port"), memory::mem_port::MemPort::from_arch(arch), memory::mem_port::PORTS)?,
+        emit(&name("drain"), core::drain::Drain::from_arch(arch), core::drain::PORTS)?,
+        emit(&name("acc_lane"), core::accumulator::AccLane::from_arch(arch), core::accumulator::LANE_PORTS)?,
         emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
         emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,
     ])
@@ -94,7 +85,7 @@ mod tests {
     #[test]
     fn the_client_ids_the_ports_document_are_the_specs() {
         let legend = lacuna_spec::MemClient::legend();
-        for (ports, name) in [(mem_port::PORTS, "req_client"), (system::PORTS, "mem_req_client")] {
+        for (ports, name) in [(memory::mem_port::PORTS, "req_client_granted"), (system::PORTS, "mem_req_client")] {
             let doc = ports.iter().find(|(p, _)| *p == name).unwrap().1;
             assert!(doc.ends_with(&legend), "{name}: `{doc}` does not list `{legend}`");
         }

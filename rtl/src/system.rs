@@ -16,9 +16,9 @@
 //! start. The ports are the core's job interface and probes plus the memory interface below.
 
 use crate::core::Core;
-use crate::mem_port::MemPort;
-use crate::wiring::many;
-use lacuna_spec::Arch;
+use crate::memory::mem_port::MemPort;
+use crate::wiring::{constant, many};
+use lacuna_spec::{Arch, MemClient, MemRequester};
 use rust_hdl::prelude::*;
 
 /// The ports of [`System`].
@@ -144,7 +144,25 @@ pub struct System {
     pub lane_ports_used: Vec<Signal<Out, Bit>>,
     core: Core,
     port: MemPort,
+    c_outputs: Constant<Bits<32>>,
+    c_activations: Constant<Bits<32>>,
+    c_colptr: Constant<Bits<32>>,
+    c_values: Constant<Bits<32>>,
+    c_runs: Constant<Bits<32>>,
 }
+
+/// The core's requesters in port order: `update` wires port r to `REQUESTERS[r]`, so the spec's
+/// order must be this one (checked at compile time).
+const REQUESTERS: [MemRequester; 4] =
+    [MemRequester::Drain, MemRequester::ActLoad, MemRequester::ColptrFetch, MemRequester::ChunkFetch];
+const _: () = {
+    assert!(REQUESTERS.len() == MemRequester::ALL.len());
+    let mut r = 0;
+    while r < REQUESTERS.len() {
+        assert!(REQUESTERS[r].index() == r && MemRequester::ALL[r].index() == r);
+        r += 1;
+    }
+};
 
 impl System {
     /// The system for `arch` (which `rtl::blocks` has checked against the RTL's limits).
@@ -190,6 +208,11 @@ impl System {
             lane_ports_used: many(arch.core.lanes as usize),
             core: Core::from_arch(arch),
             port: MemPort::from_arch(arch),
+            c_outputs: constant(MemClient::Outputs.id()),
+            c_activations: constant(MemClient::Activations.id()),
+            c_colptr: constant(MemClient::Colptr.id()),
+            c_values: constant(MemClient::Values.id()),
+            c_runs: constant(MemClient::Runs.id()),
         }
     }
 }
@@ -234,29 +257,40 @@ impl Logic for System {
         // (in reset, taking nothing) between jobs.
         self.port.clock.next = self.clock.val();
         self.port.reset.next = self.reset.val() || !self.core.running.val();
-        self.port.drain_valid.next = self.core.drain_req_valid.val();
-        self.port.drain_addr.next = self.core.drain_req_addr.val();
-        self.port.act_valid.next = self.core.act_req_valid.val();
-        self.port.act_addr.next = self.core.act_req_addr.val();
-        self.port.colptr_valid.next = self.core.colptr_req_valid.val();
-        self.port.colptr_addr.next = self.core.colptr_req_addr.val();
-        self.port.chunk_valid.next = self.core.chunk_req_valid.val();
-        self.port.chunk_addr.next = self.core.chunk_req_addr.val();
-        self.port.chunk_runs.next = self.core.chunk_req_runs.val();
+        // Port r is requester MemRequester::ALL[r] (the indices are checked where they are
+        // declared, `REQUESTERS`); each request names its client, each response is taken by the
+        // requester whose client it names.
+        self.port.req_valid[0].next = self.core.drain_req_valid.val();
+        self.port.req_addr[0].next = self.core.drain_req_addr.val();
+        self.port.req_client[0].next = self.c_outputs.val();
+        self.port.req_valid[1].next = self.core.act_req_valid.val();
+        self.port.req_addr[1].next = self.core.act_req_addr.val();
+        self.port.req_client[1].next = self.c_activations.val();
+        self.port.req_valid[2].next = self.core.colptr_req_valid.val();
+        self.port.req_addr[2].next = self.core.colptr_req_addr.val();
+        self.port.req_client[2].next = self.c_colptr.val();
+        self.port.req_valid[3].next = self.core.chunk_req_valid.val();
+        self.port.req_addr[3].next = self.core.chunk_req_addr.val();
+        self.port.req_client[3].next = self.c_values.val();
+        if self.core.chunk_req_runs.val() {
+            self.port.req_client[3].next = self.c_runs.val();
+        }
         self.port.mem_ready.next = self.mem_ready.val() && self.core.running.val();
         self.port.mem_resp_valid.next = self.mem_resp_valid.val();
-        self.core.drain_ready.next = self.port.drain_ready.val();
-        self.core.act_ready.next = self.port.act_ready.val();
-        self.core.colptr_ready.next = self.port.colptr_ready.val();
-        self.core.chunk_ready.next = self.port.chunk_ready.val();
-        self.core.act_resp.next = self.port.act_resp.val();
-        self.core.colptr_resp.next = self.port.colptr_resp.val();
-        self.core.chunk_resp.next = self.port.chunk_resp.val();
-        self.core.chunk_resp_runs.next = self.port.chunk_resp_runs.val();
+        self.core.drain_ready.next = self.port.req_ready[0].val();
+        self.core.act_ready.next = self.port.req_ready[1].val();
+        self.core.colptr_ready.next = self.port.req_ready[2].val();
+        self.core.chunk_ready.next = self.port.req_ready[3].val();
+        self.core.act_resp.next =
+            self.mem_resp_valid.val() && (self.port.resp_client.val() == self.c_activations.val());
+        self.core.colptr_resp.next = self.mem_resp_valid.val() && (self.port.resp_client.val() == self.c_colptr.val());
+        self.core.chunk_resp_runs.next = self.port.resp_client.val() == self.c_runs.val();
+        self.core.chunk_resp.next = self.mem_resp_valid.val()
+            && ((self.port.resp_client.val() == self.c_values.val()) || self.core.chunk_resp_runs.val());
         self.core.outstanding.next = self.port.outstanding.val();
         for w in 0..self.mem_resp_data.len() {
             self.core.mem_resp_data[w].next = self.mem_resp_data[w].val();
-            self.port.drain_data[w].next = self.core.drain_req_data[w].val();
+            self.port.write_data[w].next = self.core.drain_req_data[w].val();
             self.mem_req_data[w].next = self.port.mem_req_data[w].val();
         }
 
@@ -264,6 +298,6 @@ impl Logic for System {
         self.mem_req_valid.next = self.port.mem_req_valid.val() && self.core.running.val();
         self.mem_req_addr.next = self.port.mem_req_addr.val();
         self.mem_req_write.next = self.port.mem_req_write.val();
-        self.mem_req_client.next = self.port.req_client.val();
+        self.mem_req_client.next = self.port.req_client_granted.val();
     }
 }

@@ -15,15 +15,57 @@ use sha2::{Digest, Sha256};
 use std::fmt;
 use std::path::Path;
 
-/// The numeric datapath of the Sparse SIMT core.
+/// The numeric datapath of the Sparse SIMT core: the formats of its weights, activations and
+/// outputs in memory, and so the sizes every consumer derives from them.
 ///
 /// Kept as a parameter (not an assumption spread through the code) because the EdgeXpert half
-/// computes at A8W4 (INT8 activations, INT4 weights, INT32 accumulation).
+/// computes at A8W4 (INT8 activations, INT4 weights, INT32 accumulation). Consumers match on it
+/// (exhaustively: a new datapath is a compile error wherever it needs handling): the `.rlc`
+/// value-format code (`rlc_file`), the byte sizes of the derived quantities (`derived.rs`) and
+/// the RTL generator's limits (`rtl_fit.rs`, which refuses a datapath the RTL does not build).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Datapath {
     /// FP16 weights x FP16 activations, exact FP32 products, FP32 round-to-nearest-even sums.
     Fp16Fp32,
+}
+
+impl Datapath {
+    /// Every datapath.
+    pub const ALL: [Datapath; 1] = [Datapath::Fp16Fp32];
+
+    /// Bytes of one weight value in memory.
+    pub const fn weight_bytes(self) -> u32 {
+        match self {
+            Datapath::Fp16Fp32 => 2,
+        }
+    }
+
+    /// Bytes of one activation (an element of x) in memory.
+    pub const fn activation_bytes(self) -> u32 {
+        match self {
+            Datapath::Fp16Fp32 => 2,
+        }
+    }
+
+    /// Bytes of one output (an element of y) in memory.
+    pub const fn output_bytes(self) -> u32 {
+        match self {
+            Datapath::Fp16Fp32 => 4,
+        }
+    }
+
+    /// The `.rlc` header's value-format code of its weights.
+    pub const fn value_format(self) -> u16 {
+        match self {
+            Datapath::Fp16Fp32 => 1,
+        }
+    }
+
+    /// The datapath whose weights an `.rlc` value-format code holds.
+    pub fn from_value_format(code: u16) -> Option<Datapath> {
+        Datapath::ALL.into_iter().find(|d| d.value_format() == code)
+    }
 }
 
 /// The deepest lane FIFO an arch may ask for. Each entry is a register index and an FP32 product

@@ -39,12 +39,14 @@ impl Arch {
     /// Bursts drain's write buffer holds: one tile of FP32 output, plus one burst (a panel's
     /// output need not start on a burst). A register row whose burst would not fit waits.
     pub fn drain_buffer_bursts(&self) -> u32 {
-        (4 * self.tile_rows() as u64).div_ceil(self.memory.request_bytes as u64) as u32 + 1
+        (self.datapath.output_bytes() as u64 * self.tile_rows() as u64).div_ceil(self.memory.request_bytes as u64)
+            as u32
+            + 1
     }
 
-    /// The largest K (columns) whose FP16 activations fit in the activation buffer.
+    /// The largest K (columns) whose activations fit in the activation buffer.
     pub fn max_cols(&self) -> u32 {
-        self.sram.activation_bytes / 2
+        self.sram.activation_bytes / self.datapath.activation_bytes()
     }
 
     /// Bits of a row index within a tile.

@@ -93,6 +93,22 @@ impl MemRequester {
         }
     }
 
+    /// Whether its requests are writes (the memory port sends the writer's data with them).
+    /// One writer at most: the port has one write-data input.
+    pub const fn writes(self) -> bool {
+        matches!(self, MemRequester::Drain)
+    }
+
+    /// The clients whose requests it issues.
+    pub const fn clients(self) -> &'static [MemClient] {
+        match self {
+            MemRequester::Drain => &[MemClient::Outputs],
+            MemRequester::ActLoad => &[MemClient::Activations],
+            MemRequester::ColptrFetch => &[MemClient::Colptr],
+            MemRequester::ChunkFetch => &[MemClient::Values, MemClient::Runs],
+        }
+    }
+
     /// The block's name (its file in `model/` and `rtl/`).
     pub const fn block(self) -> &'static str {
         match self {
@@ -115,6 +131,10 @@ mod tests {
             assert_eq!(MemClient::from_id(c.id()), Some(c));
         }
         assert_eq!(MemClient::from_id(5), None);
+        assert_eq!(MemRequester::ALL.iter().filter(|r| r.writes()).count(), 1, "one writer");
+        let mut owned: Vec<MemClient> = MemRequester::ALL.iter().flat_map(|r| r.clients().iter().copied()).collect();
+        owned.sort_by_key(|c| c.id());
+        assert_eq!(owned, MemClient::ALL, "every client has one requester");
         for (i, r) in MemRequester::ALL.into_iter().enumerate() {
             assert_eq!(r.index(), i);
         }

@@ -35,8 +35,8 @@ use std::path::Path;
 pub const MAGIC: [u8; 8] = *b"LACUNRLC";
 /// The format version this code reads and writes.
 pub const VERSION: u16 = 1;
-/// Value format code for FP16.
-pub const VALUE_FORMAT_FP16: u16 = 1;
+/// Value format code for FP16 (the `Fp16Fp32` datapath's weights).
+pub const VALUE_FORMAT_FP16: u16 = crate::Datapath::Fp16Fp32.value_format();
 /// Bytes in the file header.
 pub const HEADER_BYTES: usize = 48;
 /// Bytes in each panel header.
@@ -213,8 +213,10 @@ pub fn read_rlc(bytes: &[u8]) -> Result<RlcMatrix, RlcFileError> {
         return Err(RlcFileError::UnsupportedVersion(version));
     }
     let format = cur.u16("the value format")?;
-    if format != VALUE_FORMAT_FP16 {
-        return Err(RlcFileError::UnsupportedValueFormat(format));
+    // An `RlcMatrix` holds FP16 values: of the datapaths, only the one that consumes them.
+    match crate::Datapath::from_value_format(format) {
+        Some(crate::Datapath::Fp16Fp32) => {}
+        None => return Err(RlcFileError::UnsupportedValueFormat(format)),
     }
     let rows = cur.u32("the header")?;
     let cols = cur.u32("the header")?;

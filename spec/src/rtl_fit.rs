@@ -46,16 +46,21 @@ impl Arch {
         if let Some((what, value, max)) = limits.into_iter().find(|l| l.1 > l.2) {
             return Err(format!("{what} is {value}, the RTL holds at most {max}"));
         }
-        if 2 * self.chunk_entries() > m.request_bytes {
+        // The RTL's core is built for one datapath (its FP16 multipliers and FP32 adders).
+        match self.datapath {
+            crate::Datapath::Fp16Fp32 => {}
+        }
+        let (value, output) = (self.datapath.weight_bytes(), self.datapath.output_bytes());
+        if value * self.chunk_entries() > m.request_bytes {
             return Err(format!(
-                "a chunk's values (2 bytes x {} entries) must lie in one memory request of {} bytes",
+                "a chunk's values ({value} bytes x {} entries) must lie in one memory request of {} bytes",
                 self.chunk_entries(),
                 m.request_bytes
             ));
         }
-        if 4 * c.lanes > m.request_bytes {
+        if output * c.lanes > m.request_bytes {
             return Err(format!(
-                "a register row (4 bytes x {} lanes) must fit one memory request of {} bytes",
+                "a register row ({output} bytes x {} lanes) must fit one memory request of {} bytes",
                 c.lanes, m.request_bytes
             ));
         }

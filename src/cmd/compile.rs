@@ -1,5 +1,6 @@
 //! `lacuna compile`: a real checkpoint to a lacuna program (manifest, memory image, decode trace).
 
+use crate::cmd::Percent;
 use anyhow::{bail, Context, Result};
 use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::compile::{compile, CompileOptions};
@@ -19,11 +20,11 @@ pub struct Args {
     /// model cache; scripts/fetch-models.sh fetches it).
     model: String,
     /// Weight sparsity of every block linear, in percent (the LM head stays dense).
-    #[arg(long, default_value_t = 50.0)]
-    weight_sparsity: f64,
+    #[arg(long, default_value = "50")]
+    weight_sparsity: Percent,
     /// Activation sparsity of every block linear's input, in percent (calibrated thresholds).
-    #[arg(long, default_value_t = 50.0)]
-    act_sparsity: f64,
+    #[arg(long, default_value = "50")]
+    act_sparsity: Percent,
     /// Pruning method: magnitude or wanda.
     #[arg(long, default_value = "wanda")]
     method: String,
@@ -65,14 +66,6 @@ pub fn model_path(model: &str) -> Result<PathBuf> {
     Ok(p)
 }
 
-/// Checks a percentage argument and returns it as a fraction.
-pub fn fraction(name: &str, percent: f64) -> Result<f64> {
-    if !(0.0..100.0).contains(&percent) {
-        bail!("--{name} must lie in [0, 100), got {percent}");
-    }
-    Ok(percent / 100.0)
-}
-
 /// The most tokens `--generate` may ask for in a trace (each is a whole forward step).
 pub const MAX_GENERATE: usize = 256;
 /// The most tokens per document `--max-tokens` may ask for.
@@ -101,9 +94,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         max_tokens: a.max_tokens,
         ..CompileOptions::new(
             arch,
-            fraction("weight-sparsity", a.weight_sparsity)?,
+            a.weight_sparsity.partial_fraction("weight-sparsity")?,
             method,
-            fraction("act-sparsity", a.act_sparsity)?,
+            a.act_sparsity.partial_fraction("act-sparsity")?,
         )
     };
     let path = model_path(&a.model)?;

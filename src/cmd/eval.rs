@@ -7,7 +7,8 @@
 //! compiled program's decode trace on the cycle model: cycles, latency, DRAM bytes and energy
 //! per token for the linear layers, against dense FP16 GEMV on the same hardware.
 
-use crate::cmd::compile::{fraction, model_path};
+use crate::cmd::compile::model_path;
+use crate::cmd::Percent;
 use crate::table::Table;
 use anyhow::{bail, Context, Result};
 use lacuna_compiler::checkpoint::Checkpoint;
@@ -33,8 +34,8 @@ pub struct Args {
     #[arg(default_value = "smollm2-135m")]
     model: String,
     /// Dual-sparsity levels in percent (weights and activations alike).
-    #[arg(long, value_delimiter = ',', default_values_t = vec![0.0, 30.0, 50.0, 70.0])]
-    levels: Vec<f64>,
+    #[arg(long, value_delimiter = ',', default_values = ["0", "30", "50", "70"])]
+    levels: Vec<Percent>,
     /// Pruning method: magnitude or wanda.
     #[arg(long, default_value = "wanda")]
     method: String,
@@ -129,7 +130,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let method: PruneMethod = a.method.parse().map_err(anyhow::Error::msg)?;
     let path = model_path(&a.model)?;
     // Every argument is checked before any work, so a mistake is one error line, at once.
-    let fractions: Vec<f64> = a.levels.iter().map(|&l| fraction("levels", l)).collect::<Result<_>>()?;
+    let fractions: Vec<f64> = a.levels.iter().map(|l| l.partial_fraction("levels")).collect::<Result<_>>()?;
     let start = Instant::now();
     let say = |what: &str| eprintln!("[{:>6.1} s] {what}", start.elapsed().as_secs_f64());
     let dense = Checkpoint::open(&path)?;
@@ -186,7 +187,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let n = steps as f64;
         let clock = arch.clock_mhz as f64;
         rows.push(Row {
-            level_percent: level,
+            level_percent: level.percent(),
             weight_sparsity: x,
             act_sparsity_target: x,
             act_sparsity_eval_text: acc.act_sparsity,

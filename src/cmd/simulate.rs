@@ -9,6 +9,8 @@
 //! `--timeline FILE` a Perfetto trace of the core's cycles and the memory (`crate::timeline`); for
 //! a program directory, `--timeline` traces every unit's jobs of every decode step.
 
+use crate::cmd::Percent;
+use crate::report::Row;
 use crate::table::Table;
 use anyhow::{bail, Context, Result};
 use lacuna_compiler::workload::{Shape, SyntheticWorkload, PAPER_SHAPES, PROVENANCE};
@@ -43,8 +45,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', conflicts_with = "rlc")]
     shape: Vec<Shape>,
     /// Dual sparsity levels in percent for the synthetic workloads.
-    #[arg(long, value_delimiter = ',', default_values_t = vec![30.0, 50.0, 70.0], conflicts_with = "rlc")]
-    sparsity: Vec<f64>,
+    #[arg(long, value_delimiter = ',', default_values = ["30", "50", "70"], conflicts_with = "rlc")]
+    sparsity: Vec<Percent>,
     /// Seed of the synthetic workloads (default 1).
     #[arg(long, conflicts_with = "rlc")]
     seed: Option<u64>,
@@ -63,28 +65,6 @@ pub struct Args {
     /// jobs of every decode step, overlapped as the system runs them.
     #[arg(long, requires = "rlc")]
     timeline: Option<PathBuf>,
-}
-
-/// One kernel on one job, as reported.
-#[derive(Serialize, Clone)]
-pub struct Row {
-    pub shape: String,
-    pub weight_sparsity: f64,
-    pub act_sparsity: f64,
-    pub kernel: &'static str,
-    pub cycles: u64,
-    pub latency_us: f64,
-    pub speedup_vs_dense: f64,
-    pub roofline_fraction: f64,
-    pub energy_pj: f64,
-    pub bytes_loaded: u64,
-    pub arch: String,
-    pub arch_hash: String,
-    pub provenance: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub counters: Option<lacuna_model::Counters>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub energy_by_unit: Option<lacuna_model::energy::Energy>,
 }
 
 struct JobSpec {
@@ -188,9 +168,6 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
     } else {
         let shapes = if a.shape.is_empty() { PAPER_SHAPES.to_vec() } else { a.shape.clone() };
-        if let Some(s) = a.sparsity.iter().find(|s| !(0.0..=100.0).contains(*s)) {
-            bail!("--sparsity levels are percentages in 0..=100, got {s}");
-        }
         for shape in &shapes {
             if shape.cols as u64 > arch.max_cols() as u64 {
                 bail!(
@@ -212,9 +189,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let pair = SyntheticWorkload::dense_pair(shape, seed);
             for &level in &a.sparsity {
                 bar.set_message(format!("{shape} at {level}%"));
-                let f = level / 100.0;
+                let f = level.fraction();
                 let w = SyntheticWorkload::at_sparsity(shape, seed, &pair, f, f);
-                let m = lacuna_compiler::encode_parallel(&w.weights, Some(arch.balanced_panel_rows(w.weights.rows())))?;
+                let m = w.encode_for(&arch)?;
                 let filter = ActivationFilter::NONZERO;
                 let spec = JobSpec {
                     shape: shape.to_string(),

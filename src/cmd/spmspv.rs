@@ -7,6 +7,7 @@
 //! reference within the FP32 summation bound, and reports bytes and speedups. Times are medians
 //! of `--reps` runs measured in this process; only their ratios mean anything across machines.
 
+use crate::cmd::Percent;
 use crate::table::Table;
 use anyhow::{bail, Result};
 use lacuna_compiler::workload::{Shape, SyntheticWorkload, PAPER_SHAPES, PROVENANCE};
@@ -24,8 +25,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     shape: Vec<Shape>,
     /// Dual sparsity levels in percent: x % of weights pruned and x % of activations zeroed.
-    #[arg(long, value_delimiter = ',', default_values_t = vec![30.0, 50.0, 70.0])]
-    sparsity: Vec<f64>,
+    #[arg(long, value_delimiter = ',', default_values = ["30", "50", "70"])]
+    sparsity: Vec<Percent>,
     /// Seed of the synthetic workloads.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -114,9 +115,6 @@ pub const MAX_REPS: usize = 10_000;
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let shapes = if a.shape.is_empty() { PAPER_SHAPES.to_vec() } else { a.shape.clone() };
-    if let Some(s) = a.sparsity.iter().find(|s| !(0.0..=100.0).contains(*s)) {
-        bail!("--sparsity levels are percentages in 0..=100, got {s}");
-    }
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let threads = if a.threads.is_empty() {
         if cores > 1 {
@@ -165,7 +163,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         eprintln!("[{}/{}] {shape}: drawing Gaussian weights and activations", si + 1, shapes.len());
         let pair = SyntheticWorkload::dense_pair(shape, a.seed);
         for &level in &a.sparsity {
-            let frac = level / 100.0;
+            let frac = level.fraction();
             let w = SyntheticWorkload::at_sparsity(shape, a.seed, &pair, frac, frac);
             let m = lacuna_compiler::encode_parallel(&w.weights, Some(CpuKernel::PANEL_ROWS))?;
             let stats = m.stats();

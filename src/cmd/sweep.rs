@@ -8,6 +8,7 @@
 //! order, so the output does not depend on the thread count. Every line carries the sweep's hash;
 //! merge refuses shards of different sweeps.
 
+use crate::cmd::Percent;
 use anyhow::{bail, Context, Result};
 use lacuna_compiler::workload::{Shape, SyntheticWorkload, PROVENANCE};
 use lacuna_model::energy::EnergyTable;
@@ -42,8 +43,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = vec!["4096x4096".parse::<Shape>().expect("a valid shape")])]
     shape: Vec<Shape>,
     /// Dual sparsity levels in percent.
-    #[arg(long, value_delimiter = ',', default_values_t = vec![50.0, 70.0])]
-    sparsity: Vec<f64>,
+    #[arg(long, value_delimiter = ',', default_values = ["50", "70"])]
+    sparsity: Vec<Percent>,
     /// Seed of the synthetic workloads.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -84,9 +85,6 @@ pub const MAX_SWEEP_POINTS: usize = 1_000_000;
 pub fn run(a: Args) -> Result<ExitCode> {
     let (shard, shards) = parse_shard(&a.shard)?;
     let base = Arch::load(&a.arch)?;
-    if let Some(s) = a.sparsity.iter().find(|s| !(0.0..=100.0).contains(*s)) {
-        bail!("--sparsity levels are percentages in 0..=100, got {s}");
-    }
     let points = [
         a.lanes.len(),
         a.entries_per_lane.len(),
@@ -132,9 +130,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     for &shape in &a.shape {
         let pair = SyntheticWorkload::dense_pair(shape, a.seed);
         for &s in &a.sparsity {
-            let f = s / 100.0;
+            let f = s.fraction();
             workloads
-                .insert((shape.to_string(), s.to_bits()), SyntheticWorkload::at_sparsity(shape, a.seed, &pair, f, f));
+                .insert((shape.to_string(), f.to_bits()), SyntheticWorkload::at_sparsity(shape, a.seed, &pair, f, f));
         }
     }
     let energy = EnergyTable::default();
@@ -161,7 +159,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 bytes_per_cycle: b,
                 arch_hash: arch.hash().to_string(),
                 shape: shape.to_string(),
-                sparsity: s,
+                sparsity: s.percent(),
                 invalid: None,
                 cycles: 0,
                 dense_cycles: 0,
@@ -176,8 +174,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 bar.inc(1);
                 return Ok(pt);
             }
-            let w = &workloads[&(shape.to_string(), s.to_bits())];
-            let m = lacuna_compiler::encode_parallel(&w.weights, Some(arch.balanced_panel_rows(w.weights.rows())))?;
+            let w = &workloads[&(shape.to_string(), s.fraction().to_bits())];
+            let m = w.encode_for(&arch)?;
             let filter = ActivationFilter::NONZERO;
             let r = match simulate(&arch, &Job::new(&m, &w.activations, filter)) {
                 Ok(r) => r,

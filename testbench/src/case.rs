@@ -220,21 +220,9 @@ impl Case {
     }
 }
 
-/// The named edge cases of `testbench/cases/`, embedded (file name, text).
-pub const NAMED_CASES: &[(&str, &str)] = &[
-    ("all-zero-activations.toml", include_str!("../cases/all-zero-activations.toml")),
-    ("bad-column-pointer.toml", include_str!("../cases/bad-column-pointer.toml")),
-    ("empty-columns.toml", include_str!("../cases/empty-columns.toml")),
-    ("k-equals-1.toml", include_str!("../cases/k-equals-1.toml")),
-    ("largest-tile-edge.toml", include_str!("../cases/largest-tile-edge.toml")),
-    ("largest-tile-tiny.toml", include_str!("../cases/largest-tile-tiny.toml")),
-    ("m-not-multiple-of-lanes.toml", include_str!("../cases/m-not-multiple-of-lanes.toml")),
-    ("padding-only-column.toml", include_str!("../cases/padding-only-column.toml")),
-    ("run-past-panel.toml", include_str!("../cases/run-past-panel.toml")),
-    ("runs-14-15-16-31.toml", include_str!("../cases/runs-14-15-16-31.toml")),
-    ("runs-32.toml", include_str!("../cases/runs-32.toml")),
-    ("single-lane.toml", include_str!("../cases/single-lane.toml")),
-];
+// The named edge cases of `testbench/cases/`, embedded (file name, text), every file of the
+// folder, listed by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/cases.rs"));
 
 /// The named cases meant for `arch`.
 pub fn named_cases(arch: &Arch) -> Result<Vec<Case>, CaseError> {

@@ -14,6 +14,18 @@ use lacuna_model::Job;
 use lacuna_spec::{Arch, FaultCode};
 use std::collections::VecDeque;
 
+/// One memory request: the cycle it was accepted, the client (`MemClient::id`: 0 drain,
+/// 1 act_load, 2 colptr_fetch, 3 chunk values, 4 chunk runs) and the address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Request {
+    /// Cycle accepted.
+    pub cycle: u64,
+    /// Client id.
+    pub client: u64,
+    /// Address.
+    pub addr: u64,
+}
+
 /// A fault the core reported (its `error_*` outputs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct CoreFault {
@@ -45,7 +57,7 @@ pub struct CoreRun {
     /// An Inf or NaN was seen.
     pub invalid: bool,
     /// Every memory request accepted, in order.
-    pub requests: Vec<crate::cosim::Request>,
+    pub requests: Vec<Request>,
 }
 
 /// Why a job could not be run on the RTL.
@@ -221,7 +233,7 @@ pub fn run_core(
             if let Some(done) = mem.request(t, kind) {
                 accepted = true;
                 flight.push_back((done, addr, write));
-                requests.push(crate::cosim::Request { cycle: t, client: rtl.get(ports.mem_req_client), addr });
+                requests.push(Request { cycle: t, client: rtl.get(ports.mem_req_client), addr });
                 if write {
                     let bytes: Vec<u8> =
                         ports.mem_req_data.iter().flat_map(|&w| (rtl.get(w) as u32).to_le_bytes()).collect();

@@ -10,22 +10,11 @@
 //! The cases are [`crate::case`]'s.
 
 pub use crate::case::{named_cases, Case, CaseError, PanelArrays, NAMED_CASES};
+pub use crate::core_engine::Request;
 use crate::core_engine::{run_core, CoreError, CoreFault, CoreRun};
 use lacuna_model::{simulate_logged, Fault};
 use lacuna_spec::{Activations, Arch, MemClient};
 use serde::Serialize;
-
-/// One memory request: the cycle it was accepted, the client (`rtl::mem_port` ids: 0 drain,
-/// 1 act_load, 2 colptr_fetch, 3 chunk values, 4 chunk runs) and the address.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Request {
-    /// Cycle accepted.
-    pub cycle: u64,
-    /// Client id.
-    pub client: u64,
-    /// Address.
-    pub addr: u64,
-}
 
 /// The block behind a client id ([`MemClient::id`]).
 pub fn client_name(id: u64) -> &'static str {

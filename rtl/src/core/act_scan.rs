@@ -19,6 +19,7 @@
 //! integers, which orders non-negative finite FP16 values correctly.
 
 use crate::reg::Reg;
+use crate::ring::Ring;
 use crate::wiring::{constant, index_constants, many};
 use rust_hdl::prelude::*;
 
@@ -80,18 +81,15 @@ pub struct ActScan {
     q_panel: Vec<Reg<Bits<16>>>,
     q_k: Vec<Reg<Bits<32>>>,
     q_x: Vec<Reg<Bits<16>>>,
-    head: Reg<Bits<8>>,
-    count: Reg<Bits<8>>,
+    ring: Ring<8>,
     after_pop: Signal<Local, Bits<8>>,
     group_end: Signal<Local, Bits<32>>,
     active: Vec<Signal<Local, Bit>>,
     rank: Vec<Signal<Local, Bits<8>>>,
     slot: Vec<Signal<Local, Bits<8>>>,
-    tail: Signal<Local, Bits<8>>,
     examine: Signal<Local, Bit>,
     push_marker: Signal<Local, Bit>,
     pushed: Signal<Local, Bits<8>>,
-    new_head: Signal<Local, Bits<8>>,
     offset: Vec<Constant<Bits<32>>>,
     idx8: Vec<Constant<Bits<8>>>,
     width: Constant<Bits<32>>,
@@ -136,18 +134,15 @@ impl ActScan {
             q_panel: many(depth),
             q_k: many(depth),
             q_x: many(depth),
-            head: Default::default(),
-            count: Default::default(),
+            ring: Ring::new(depth),
             after_pop: Default::default(),
             group_end: Default::default(),
             active: many(width),
             rank: many(width + 1),
             slot: many(width),
-            tail: Default::default(),
             examine: Default::default(),
             push_marker: Default::default(),
             pushed: Default::default(),
-            new_head: Default::default(),
             offset: index_constants(width),
             idx8: index_constants(depth.max(width)),
             width: constant(width as u64),
@@ -172,10 +167,8 @@ impl Logic for ActScan {
         self.panel.clock.next = self.clock.val();
         self.panel.reset.next = self.reset.val();
         self.panel.d.next = self.panel.q.val();
-        self.head.clock.next = self.clock.val();
-        self.head.reset.next = self.reset.val();
-        self.count.clock.next = self.clock.val();
-        self.count.reset.next = self.reset.val();
+        self.ring.clock.next = self.clock.val();
+        self.ring.reset.next = self.reset.val();
         for i in 0..self.q_k.len() {
             self.q_marker[i].clock.next = self.clock.val();
             self.q_marker[i].reset.next = self.reset.val();
@@ -192,32 +185,23 @@ impl Logic for ActScan {
         }
 
         // The head, and the pop that comes first in the cycle.
-        self.head_valid.next = self.count.q.val() != self.zero8.val();
+        self.head_valid.next = self.ring.count.val() != self.zero8.val();
         self.head_marker.next = false;
         self.head_panel.next = self.zero16.val();
         self.head_k.next = self.zero32.val();
         self.head_x.next = self.zero16.val();
         for i in 0..self.q_k.len() {
-            if self.head.q.val() == self.idx8[i].val() {
+            if self.ring.head.val() == self.idx8[i].val() {
                 self.head_marker.next = self.q_marker[i].q.val();
                 self.head_panel.next = self.q_panel[i].q.val();
                 self.head_k.next = self.q_k[i].q.val();
                 self.head_x.next = self.q_x[i].q.val();
             }
         }
-        self.after_pop.next = self.count.q.val();
-        self.new_head.next = self.head.q.val();
-        if self.pop.val() && self.head_valid.val() {
-            self.after_pop.next = self.count.q.val() - self.one8.val();
-            self.new_head.next = self.head.q.val() + self.one8.val();
-            if self.new_head.val() == self.depth.val() {
-                self.new_head.next = self.zero8.val();
-            }
-        }
-        self.head.d.next = self.new_head.val();
-        self.tail.next = self.head.q.val() + self.count.q.val();
-        if self.tail.val() >= self.depth.val() {
-            self.tail.next = self.tail.val() - self.depth.val();
+        self.ring.pop.next = self.pop.val() && self.head_valid.val();
+        self.after_pop.next = self.ring.count.val();
+        if self.ring.pop.val() {
+            self.after_pop.next = self.ring.count.val() - self.one8.val();
         }
 
         // The group k .. end examined this cycle, if all of it is loaded and its active ones fit.
@@ -246,20 +230,20 @@ impl Logic for ActScan {
             && (self.k.q.val() < self.cols.val())
             && (self.loaded.val() >= (self.group_end.val() << self.one32.val()))
             && ((self.after_pop.val() + self.pushed.val()) <= self.depth.val());
-        self.count.d.next = self.after_pop.val();
+        self.ring.push.next = self.zero8.val();
         if self.push_marker.val() {
             for j in 0..self.q_k.len() {
-                if self.tail.val() == self.idx8[j].val() {
+                if self.ring.tail.val() == self.idx8[j].val() {
                     self.q_marker[j].d.next = true;
                     self.q_panel[j].d.next = self.panel.q.val();
                 }
             }
-            self.count.d.next = self.after_pop.val() + self.one8.val();
+            self.ring.push.next = self.one8.val();
             self.panel.d.next = self.panel.q.val() + self.one16.val();
             self.k.d.next = self.zero32.val();
         }
         for i in 0..self.active.len() {
-            self.slot[i].next = self.tail.val() + self.rank[i].val();
+            self.slot[i].next = self.ring.tail.val() + self.rank[i].val();
             if self.slot[i].val() >= self.depth.val() {
                 self.slot[i].next = self.slot[i].val() - self.depth.val();
             }
@@ -275,7 +259,7 @@ impl Logic for ActScan {
                     }
                 }
             }
-            self.count.d.next = self.after_pop.val() + self.pushed.val();
+            self.ring.push.next = self.pushed.val();
             self.k.d.next = self.group_end.val();
         }
     }

@@ -6,9 +6,9 @@
 //!                      | loaded ----------------------------------------^
 //! ```
 
-use crate::act_load::ActLoad;
-use crate::act_scan::ActScan;
-use crate::act_sram::ActSram;
+use super::act_load::ActLoad;
+use super::act_scan::ActScan;
+use super::act_sram::ActSram;
 use crate::wiring::many;
 use lacuna_spec::Arch;
 use rust_hdl::prelude::*;

@@ -25,9 +25,9 @@
 //! end of cycle t + A - 1 for an issue in cycle t. `quiet`: the FIFO is empty and nothing is in
 //! flight.
 
+use super::reg_file::RegFile;
 use crate::fp32_add::Fp32Add;
 use crate::reg::Reg;
-use crate::reg_file::RegFile;
 use crate::wiring::{index_constants, many};
 use rust_hdl::prelude::*;
 

@@ -38,6 +38,7 @@
 //! `rtl::blocks`); both presets have 2C = B.
 
 use crate::reg::Reg;
+use crate::ring::Ring;
 use crate::sram::Sram;
 use crate::widen::Widen16;
 use crate::wiring::{constant, many};
@@ -188,8 +189,7 @@ pub struct ChunkFetch {
     arrived_v: Reg<Bits<32>>,
     arrived_r: Reg<Bits<32>>,
     // The buffer.
-    head: Reg<Bits<32>>,
-    count: Reg<Bits<32>>,
+    ring: Ring<32>,
     desc8: Sram<8>,
     desc16: Sram<16>,
     desc32: Sram<32>,
@@ -201,8 +201,6 @@ pub struct ChunkFetch {
     dv: Signal<Local, Bits<32>>,
     dr: Signal<Local, Bits<32>>,
     after_pop: Signal<Local, Bits<32>>,
-    new_head: Signal<Local, Bits<32>>,
-    tail: Signal<Local, Bits<32>>,
     n_col_valid: Signal<Local, Bit>,
     n_next: Signal<Local, Bits<32>>,
     n_lastv_valid: Signal<Local, Bit>,
@@ -320,8 +318,7 @@ impl ChunkFetch {
             issued_r: Default::default(),
             arrived_v: Default::default(),
             arrived_r: Default::default(),
-            head: Default::default(),
-            count: Default::default(),
+            ring: Ring::new(capacity),
             desc8: Sram::new(capacity, 4, 8, 3),
             desc16: Sram::new(capacity, 2, 16, 2),
             desc32: Sram::new(capacity, 5, 32, 5),
@@ -332,8 +329,6 @@ impl ChunkFetch {
             dv: Default::default(),
             dr: Default::default(),
             after_pop: Default::default(),
-            new_head: Default::default(),
-            tail: Default::default(),
             n_col_valid: Default::default(),
             n_next: Default::default(),
             n_lastv_valid: Default::default(),

@@ -54,10 +54,8 @@ impl Logic for ColptrFetch {
             self.last_data[w].reset.next = self.reset.val();
             self.last_data[w].d.next = self.last_data[w].q.val();
         }
-        self.head.clock.next = self.clock.val();
-        self.head.reset.next = self.reset.val();
-        self.count.clock.next = self.clock.val();
-        self.count.reset.next = self.reset.val();
+        self.ring.clock.next = self.clock.val();
+        self.ring.reset.next = self.reset.val();
         for i in 0..self.q_k.len() {
             self.q_marker[i].clock.next = self.clock.val();
             self.q_marker[i].reset.next = self.reset.val();
@@ -80,7 +78,7 @@ impl Logic for ColptrFetch {
         }
 
         // The column queue's head, and the pop that comes first in the cycle.
-        self.head_valid.next = self.count.q.val() != self.zero8.val();
+        self.head_valid.next = self.ring.count.val() != self.zero8.val();
         self.head_marker.next = false;
         self.head_panel.next = self.zero16.val();
         self.head_k.next = self.zero32.val();
@@ -88,7 +86,7 @@ impl Logic for ColptrFetch {
         self.head_start.next = self.zero32.val();
         self.head_end.next = self.zero32.val();
         for i in 0..self.q_k.len() {
-            if self.head.q.val() == self.idx8[i].val() {
+            if self.ring.head.val() == self.idx8[i].val() {
                 self.head_marker.next = self.q_marker[i].q.val();
                 self.head_panel.next = self.q_panel[i].q.val();
                 self.head_k.next = self.q_k[i].q.val();
@@ -97,19 +95,10 @@ impl Logic for ColptrFetch {
                 self.head_end.next = self.q_end[i].q.val();
             }
         }
-        self.after_pop.next = self.count.q.val();
-        self.new_head.next = self.head.q.val();
-        if self.out_pop.val() && self.head_valid.val() {
-            self.after_pop.next = self.count.q.val() - self.one8.val();
-            self.new_head.next = self.head.q.val() + self.one8.val();
-            if self.new_head.val() == self.depth.val() {
-                self.new_head.next = self.zero8.val();
-            }
-        }
-        self.head.d.next = self.new_head.val();
-        self.tail.next = self.head.q.val() + self.count.q.val();
-        if self.tail.val() >= self.depth.val() {
-            self.tail.next = self.tail.val() - self.depth.val();
+        self.ring.pop.next = self.out_pop.val() && self.head_valid.val();
+        self.after_pop.next = self.ring.count.val();
+        if self.ring.pop.val() {
+            self.after_pop.next = self.ring.count.val() - self.one8.val();
         }
         self.room.next = self.after_pop.val() < self.depth.val();
 
@@ -201,7 +190,7 @@ impl Logic for ColptrFetch {
         }
         self.pushed.next = self.push_marker.val() || self.push_column.val();
         for j in 0..self.q_k.len() {
-            if self.pushed.val() && (self.tail.val() == self.idx8[j].val()) {
+            if self.pushed.val() && (self.ring.tail.val() == self.idx8[j].val()) {
                 self.q_marker[j].d.next = self.push_marker.val();
                 self.q_panel[j].d.next = self.in_panel.val();
                 if self.push_column.val() {
@@ -213,9 +202,9 @@ impl Logic for ColptrFetch {
                 self.q_end[j].d.next = self.n_end.val();
             }
         }
-        self.count.d.next = self.after_pop.val();
+        self.ring.push.next = self.zero8.val();
         if self.pushed.val() {
-            self.count.d.next = self.after_pop.val() + self.one8.val();
+            self.ring.push.next = self.one8.val();
         }
         self.idle.next = !self.held.val();
         self.empty.next = !self.pushed.val() && (self.after_pop.val() == self.zero8.val());

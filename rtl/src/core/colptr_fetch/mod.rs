@@ -29,6 +29,7 @@
 //! entry count of the head's panel (the core's panel table), read when a column is taken.
 
 use crate::reg::Reg;
+use crate::ring::Ring;
 use crate::wiring::{constant, index_constants, many};
 use rust_hdl::prelude::*;
 
@@ -160,12 +161,9 @@ pub struct ColptrFetch {
     q_x: Vec<Reg<Bits<16>>>,
     q_start: Vec<Reg<Bits<32>>>,
     q_end: Vec<Reg<Bits<32>>>,
-    head: Reg<Bits<8>>,
-    count: Reg<Bits<8>>,
+    ring: Ring<8>,
     // This cycle.
     after_pop: Signal<Local, Bits<8>>,
-    new_head: Signal<Local, Bits<8>>,
-    tail: Signal<Local, Bits<8>>,
     room: Signal<Local, Bit>,
     addr: Signal<Local, Bits<32>>,
     n_valid: Signal<Local, Bit>,
@@ -283,11 +281,8 @@ impl ColptrFetch {
             q_x: many(depth),
             q_start: many(depth),
             q_end: many(depth),
-            head: Default::default(),
-            count: Default::default(),
+            ring: Ring::new(depth),
             after_pop: Default::default(),
-            new_head: Default::default(),
-            tail: Default::default(),
             room: Default::default(),
             addr: Default::default(),
             n_valid: Default::default(),

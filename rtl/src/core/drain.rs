@@ -25,6 +25,7 @@
 //! lanes hold; they lie in y's burst-aligned region, which holds nothing else.
 
 use crate::reg::Reg;
+use crate::ring::Ring;
 use crate::sram::Sram;
 use crate::wiring::{constant, index_constants, many};
 use rust_hdl::prelude::*;
@@ -92,15 +93,13 @@ pub struct Drain {
     first: Reg<Bits<32>>,
     rows: Reg<Bits<32>>,
     row0: Reg<Bits<32>>,
-    head: Reg<Bits<32>>,
-    count: Reg<Bits<32>>,
+    ptr: Ring<32>,
     written: Reg<Bits<32>>,
     ring: Sram<32>,
     slot_base: Signal<Local, Bits<32>>,
     last_row: Signal<Local, Bit>,
     completes: Signal<Local, Bit>,
     step: Signal<Local, Bit>,
-    tail: Signal<Local, Bits<32>>,
     n_busy: Signal<Local, Bit>,
     n_row0: Signal<Local, Bits<32>>,
     n_count: Signal<Local, Bits<32>>,
@@ -109,7 +108,6 @@ pub struct Drain {
     // memory port answered (Verilator would see a false combinational loop through them).
     busy_after: Signal<Local, Bit>,
     count_after: Signal<Local, Bits<32>>,
-    n_head: Signal<Local, Bits<32>>,
     left: Signal<Local, Bits<32>>,
     bypass: Signal<Local, Bit>,
     lane: Vec<Constant<Bits<32>>>,
@@ -118,7 +116,6 @@ pub struct Drain {
     words: Constant<Bits<32>>,
     word_mask: Constant<Bits<32>>,
     cap: Constant<Bits<32>>,
-    ring_rows: Constant<Bits<32>>,
     log_burst: Constant<Bits<32>>,
     one16: Constant<Bits<16>>,
     zero16: Constant<Bits<16>>,
@@ -160,21 +157,18 @@ impl Drain {
             first: Default::default(),
             rows: Default::default(),
             row0: Default::default(),
-            head: Default::default(),
-            count: Default::default(),
+            ptr: Ring::new(cap + 1),
             written: Default::default(),
             ring: Sram::partial(cap + 1, words, 32, words, lanes),
             slot_base: Default::default(),
             last_row: Default::default(),
             completes: Default::default(),
             step: Default::default(),
-            tail: Default::default(),
             n_busy: Default::default(),
             n_row0: Default::default(),
             n_count: Default::default(),
             busy_after: Default::default(),
             count_after: Default::default(),
-            n_head: Default::default(),
             left: Default::default(),
             bypass: Default::default(),
             lane: index_constants(lanes),
@@ -183,7 +177,6 @@ impl Drain {
             words: constant(words as u64),
             word_mask: constant(words as u64 - 1),
             cap: constant(cap as u64),
-            ring_rows: constant(cap as u64 + 1),
             log_burst: constant(burst.trailing_zeros() as u64),
             one16: constant(1),
             zero16: constant(0),
@@ -209,10 +202,8 @@ impl Logic for Drain {
         self.rows.d.next = self.rows.q.val();
         self.row0.clock.next = self.clock.val();
         self.row0.reset.next = self.reset.val();
-        self.head.clock.next = self.clock.val();
-        self.head.reset.next = self.reset.val();
-        self.count.clock.next = self.clock.val();
-        self.count.reset.next = self.reset.val();
+        self.ptr.clock.next = self.clock.val();
+        self.ptr.reset.next = self.reset.val();
         self.written.clock.next = self.clock.val();
         self.written.reset.next = self.reset.val();
         self.written.d.next = self.written.q.val();
@@ -224,30 +215,26 @@ impl Logic for Drain {
         self.last_row.next = (self.first.q.val() + self.lanes.val()) >= self.rows.q.val();
         self.completes.next = self.last_row.val() || ((self.slot_base.val() + self.lanes.val()) == self.words.val());
         self.step.next = self.busy.q.val();
-        if self.completes.val() && (self.count.q.val() >= self.cap.val()) {
+        if self.completes.val() && (self.ptr.count.val() >= self.cap.val()) {
             self.step.next = false;
         }
         self.read_enable.next = self.step.val();
         self.read_index.next = self.r.q.val();
-        self.tail.next = self.head.q.val() + self.count.q.val();
-        if self.tail.val() >= self.ring_rows.val() {
-            self.tail.next = self.tail.val() - self.ring_rows.val();
-        }
         self.ring.wr_enable.next = self.step.val();
-        self.ring.wr_row.next = self.tail.val();
+        self.ring.wr_row.next = self.ptr.tail.val();
         self.ring.wr_offset.next = self.slot_base.val();
         for l in 0..self.read_value.len() {
             self.ring.wr_data[l].next = self.read_value[l].val();
         }
         self.n_busy.next = self.busy.q.val();
         self.n_row0.next = self.row0.q.val();
-        self.n_count.next = self.count.q.val();
+        self.ptr.push.next = self.zero32.val();
         self.done_panel.next = false;
         if self.step.val() {
             self.r.d.next = self.r.q.val() + self.one16.val();
             self.first.d.next = self.first.q.val() + self.lanes.val();
             if self.completes.val() {
-                self.n_count.next = self.count.q.val() + self.one32.val();
+                self.ptr.push.next = self.one32.val();
             }
             if self.last_row.val() {
                 self.n_busy.next = false;
@@ -274,9 +261,9 @@ impl Logic for Drain {
 
         // Issue phase: the oldest queued burst; if it was completed by this cycle's row, that
         // row's words come from the lanes (the ring has them only after the edge).
-        self.ring.rd_row.next = self.head.q.val();
+        self.ring.rd_row.next = self.ptr.head.val();
         self.ring.rd_offset.next = self.zero32.val();
-        self.bypass.next = self.step.val() && self.completes.val() && (self.count.q.val() == self.zero32.val());
+        self.bypass.next = self.step.val() && self.completes.val() && (self.ptr.count.val() == self.zero32.val());
         for w in 0..self.req_data.len() {
             self.req_data[w].next = self.ring.rd[w].val();
             for l in 0..self.read_value.len() {
@@ -285,20 +272,15 @@ impl Logic for Drain {
                 }
             }
         }
+        self.n_count.next = self.ptr.count.val() + self.ptr.push.val();
         self.req_valid.next = self.n_count.val() != self.zero32.val();
         self.req_addr.next = self.y_base.val() + (self.written.q.val() << self.log_burst.val());
-        self.n_head.next = self.head.q.val();
+        self.ptr.pop.next = self.req_valid.val() && self.req_ready.val();
         self.count_after.next = self.n_count.val();
-        if self.req_valid.val() && self.req_ready.val() {
+        if self.ptr.pop.val() {
             self.count_after.next = self.n_count.val() - self.one32.val();
             self.written.d.next = self.written.q.val() + self.one32.val();
-            self.n_head.next = self.head.q.val() + self.one32.val();
-            if self.n_head.val() == self.ring_rows.val() {
-                self.n_head.next = self.zero32.val();
-            }
         }
-        self.head.d.next = self.n_head.val();
-        self.count.d.next = self.count_after.val();
         self.pending.next = self.count_after.val() != self.zero32.val();
     }
 }

@@ -74,10 +74,8 @@ impl Logic for ChunkFetch {
         self.arrived_r.clock.next = self.clock.val();
         self.arrived_r.reset.next = self.reset.val();
         self.arrived_r.d.next = self.arrived_r.q.val();
-        self.head.clock.next = self.clock.val();
-        self.head.reset.next = self.reset.val();
-        self.count.clock.next = self.clock.val();
-        self.count.reset.next = self.reset.val();
+        self.ring.clock.next = self.clock.val();
+        self.ring.reset.next = self.reset.val();
         self.desc8.clock.next = self.clock.val();
         self.desc16.clock.next = self.clock.val();
         self.desc32.clock.next = self.clock.val();
@@ -85,11 +83,11 @@ impl Logic for ChunkFetch {
         self.runs.clock.next = self.clock.val();
 
         // The buffer's head: its descriptor, and its data from the stores by burst number.
-        self.desc8.rd_row.next = self.head.q.val();
+        self.desc8.rd_row.next = self.ring.head.val();
         self.desc8.rd_offset.next = self.zero32.val();
-        self.desc16.rd_row.next = self.head.q.val();
+        self.desc16.rd_row.next = self.ring.head.val();
         self.desc16.rd_offset.next = self.zero32.val();
-        self.desc32.rd_row.next = self.head.q.val();
+        self.desc32.rd_row.next = self.ring.head.val();
         self.desc32.rd_offset.next = self.zero32.val();
         self.values.rd_row.next = self.desc32.rd[1].val() & self.slot_mask.val();
         self.values.rd_offset.next = self.desc32.rd[3].val();
@@ -99,7 +97,7 @@ impl Logic for ChunkFetch {
         self.dr.next = self.arrived_r.q.val() - self.desc32.rd[2].val();
         self.head_marker.next = (self.desc8.rd[0].val() & self.one8.val()) != self.zero8.val();
         self.head_first.next = (self.desc8.rd[0].val() & self.two8.val()) != self.zero8.val();
-        self.head_valid.next = (self.count.q.val() != self.zero32.val())
+        self.head_valid.next = (self.ring.count.val() != self.zero32.val())
             && (self.head_marker.val()
                 || ((self.dv.val() != self.zero32.val())
                     && (self.dv.val() < self.sign32.val())
@@ -116,19 +114,10 @@ impl Logic for ChunkFetch {
         }
 
         // The decoder's pop comes first in the cycle.
-        self.after_pop.next = self.count.q.val();
-        self.new_head.next = self.head.q.val();
-        if self.pop.val() && self.head_valid.val() {
-            self.after_pop.next = self.count.q.val() - self.one32.val();
-            self.new_head.next = self.head.q.val() + self.one32.val();
-            if self.new_head.val() == self.capacity.val() {
-                self.new_head.next = self.zero32.val();
-            }
-        }
-        self.head.d.next = self.new_head.val();
-        self.tail.next = self.head.q.val() + self.count.q.val();
-        if self.tail.val() >= self.capacity.val() {
-            self.tail.next = self.tail.val() - self.capacity.val();
+        self.ring.pop.next = self.pop.val() && self.head_valid.val();
+        self.after_pop.next = self.ring.count.val();
+        if self.ring.pop.val() {
+            self.after_pop.next = self.ring.count.val() - self.one32.val();
         }
 
         // The step: take a column or pass a marker, then cut one slice.
@@ -269,17 +258,17 @@ impl Logic for ChunkFetch {
 
         // The slice (or marker) enters the buffer at its tail.
         self.desc8.wr_enable.next = self.push_after.val();
-        self.desc8.wr_row.next = self.tail.val();
+        self.desc8.wr_row.next = self.ring.tail.val();
         self.desc8.wr_offset.next = self.zero32.val();
         self.desc8.wr_data[0].next = self.meta_after[0].val()
             + (self.meta_after[4].val() << self.eight32.val())
             + (self.meta_after[5].val() << self.sixteen32.val());
         self.desc16.wr_enable.next = self.push_after.val();
-        self.desc16.wr_row.next = self.tail.val();
+        self.desc16.wr_row.next = self.ring.tail.val();
         self.desc16.wr_offset.next = self.zero32.val();
         self.desc16.wr_data[0].next = self.meta_after[1].val() + (self.meta_after[3].val() << self.sixteen32.val());
         self.desc32.wr_enable.next = self.push_after.val();
-        self.desc32.wr_row.next = self.tail.val();
+        self.desc32.wr_row.next = self.ring.tail.val();
         self.desc32.wr_offset.next = self.zero32.val();
         self.desc32.wr_data[0].next = self.meta_after[2].val();
         self.desc32.wr_data[1].next = self.meta_after[6].val();
@@ -289,9 +278,9 @@ impl Logic for ChunkFetch {
         for i in 0..self.s_meta.len() {
             self.iss_meta[i].d.next = self.meta_after[i].val();
         }
-        self.count.d.next = self.after_pop.val();
+        self.ring.push.next = self.zero32.val();
         if self.push_after.val() {
-            self.count.d.next = self.after_pop.val() + self.one32.val();
+            self.ring.push.next = self.one32.val();
         }
         self.col_valid.d.next = self.n_col_valid.val();
         self.next_chunk.d.next = self.n_next.val();

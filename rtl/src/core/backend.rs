@@ -17,8 +17,8 @@
 //! every lane while `read_enable` (and `issue_enable` is low). `invalid`: some lane added to a
 //! register that had overflowed to Inf. The wiring is generated (see `wiring`).
 
-use crate::accumulator::AccLane;
-use crate::route::Route;
+use super::accumulator::AccLane;
+use super::route::Route;
 use crate::wiring::{assign, many, reduce, sig};
 use lacuna_spec::Arch;
 use rust_hdl::core::ast::{VerilogBlock, VerilogOp};

@@ -6,8 +6,8 @@
 //!        in_ready <--            overrun, overrun_row            out_valid/out_*, out_ready
 //! ```
 
-use crate::multiplier::Multiplier;
-use crate::rlc_decoder::RlcDecoder;
+use super::multiplier::Multiplier;
+use super::rlc_decoder::RlcDecoder;
 use crate::wiring::many;
 use rust_hdl::prelude::*;
 
