@@ -11,7 +11,7 @@
 
 use crate::gguf::{GgufError, GgufFile};
 use crate::tokenizer::Tokenizer;
-use lacuna_spec::graph::{Graph, LlamaConfig, WeightId};
+use lacuna_spec::graph::{Gating, Graph, LlamaConfig, MoeConfig, WeightId};
 
 /// A dense f32 matrix, row-major (one output row after the other).
 #[derive(Clone, Debug, PartialEq)]
@@ -92,13 +92,10 @@ fn refuse_unsupported_keys(file: &GgufFile, head_dim: usize) -> Result<(), GgufE
     if let Some(s) = number("llama.rope.freq_scale")?.filter(|&s| s != 1.0) {
         return refuse(format!("llama.rope.freq_scale {s} is not supported (plain RoPE only)"));
     }
-    for key in ["llama.attention.key_length", "llama.attention.value_length", "llama.expert_count"] {
+    for key in ["llama.attention.key_length", "llama.attention.value_length"] {
         let n = typed(key, "an unsigned integer", |v| v.as_u64().is_some())?.and_then(|v| v.as_u64());
         match (key, n) {
-            ("llama.expert_count", Some(n)) if n > 0 => {
-                return refuse(format!("a mixture of {n} experts (llama.expert_count) is not supported by this reader"))
-            }
-            ("llama.expert_count", _) | (_, None) => {}
+            (_, None) => {}
             (_, Some(n)) if n as usize != head_dim => {
                 return refuse(format!("{key} {n} differs from the head size {head_dim} (not supported)"))
             }
@@ -111,6 +108,94 @@ fn refuse_unsupported_keys(file: &GgufFile, head_dim: usize) -> Result<(), GgufE
         }
     }
     Ok(())
+}
+
+/// The mixture a `llama` GGUF declares (`llama.expert_count` > 0), as llama.cpp runs it: softmax
+/// over the router's logits, the top `llama.expert_used_count`, renormalised unless
+/// `llama.expert_weights_norm` is false; experts of `llama.expert_feed_forward_length` (else the
+/// FFN size). Keys that would change this (another gating function, a weight scale, shared
+/// experts) are refused.
+fn mixture_of(file: &GgufFile) -> Result<Option<MoeConfig>, GgufError> {
+    use crate::gguf::MetaValue;
+    let refuse = |message: String| GgufError::Missing { path: file.path.clone(), message };
+    let count = |key: &str| -> Result<Option<u64>, GgufError> {
+        match file.metadata.get(key) {
+            None => Ok(None),
+            Some(v) => match v.as_u64() {
+                Some(n) => Ok(Some(n)),
+                None => Err(refuse(format!("{key} is {v:?}, not an unsigned integer"))),
+            },
+        }
+    };
+    let experts = count("llama.expert_count")?.unwrap_or(0);
+    if experts == 0 {
+        return Ok(None);
+    }
+    let Some(top_k) = count("llama.expert_used_count")? else {
+        return Err(refuse(format!("llama.expert_count is {experts} but llama.expert_used_count is missing")));
+    };
+    if let Some(shared) = count("llama.expert_shared_count")?.filter(|&n| n > 0) {
+        return Err(refuse(format!("{shared} shared experts (llama.expert_shared_count) are not supported")));
+    }
+    if let Some(f) = count("llama.expert_gating_func")?.filter(|&f| f != 1) {
+        return Err(refuse(format!("llama.expert_gating_func {f} is not supported (1, softmax, only)")));
+    }
+    if let Some(v) = file.metadata.get("llama.expert_weights_scale") {
+        if v.as_f64() != Some(1.0) {
+            return Err(refuse(format!("llama.expert_weights_scale {v:?} is not supported (1 only)")));
+        }
+    }
+    let gating = match file.metadata.get("llama.expert_weights_norm") {
+        None | Some(MetaValue::Bool(true)) => Gating::SoftmaxTopKNormalized,
+        Some(MetaValue::Bool(false)) => Gating::SoftmaxTopK,
+        Some(v) => return Err(refuse(format!("llama.expert_weights_norm is {v:?}, not a bool"))),
+    };
+    let expert_ffn = match count("llama.expert_feed_forward_length")? {
+        Some(n) => n,
+        None => file.require_u64("llama.feed_forward_length")?,
+    };
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    Ok(Some(MoeConfig { experts: size(experts), top_k: size(top_k), expert_ffn: size(expert_ffn), gating }))
+}
+
+/// Experts stored stacked, as llama.cpp writes them today (`blk.N.ffn_gate_exps.weight`, dims
+/// `[cols, rows, experts]`), read once per tensor and cut into the per-expert matrices the graph
+/// names (`blk.N.ffn_gate.E.weight`, the older per-expert layout, which is read as it is).
+#[derive(Default)]
+struct StackedExperts {
+    /// The last stacked tensor read: its name and values.
+    held: Option<(String, Vec<f32>)>,
+}
+
+impl StackedExperts {
+    /// Expert `E`'s matrix if `tensor` names one (`blk.N.ffn_{gate,up,down}.E.weight`) and the
+    /// file stacks that part; `None` if it names no expert or the file has no stack for it.
+    fn expert(&mut self, file: &GgufFile, tensor: &str, rows: usize, cols: usize) -> Result<Option<Matrix>, GgufError> {
+        let Some((stack, e)) = stacked_name(tensor) else { return Ok(None) };
+        let Some(info) = file.tensor(&stack) else { return Ok(None) };
+        let bad = |message: String| GgufError::Missing { path: file.path.clone(), message };
+        let experts = info.dims.get(2).copied().unwrap_or(0);
+        if info.dims.len() != 3 || info.dims[0] != cols as u64 || info.dims[1] != rows as u64 || e as u64 >= experts {
+            return Err(bad(format!(
+                "tensor {stack} has dims {:?}, the model's shape needs [{cols}, {rows}, experts > {e}]",
+                info.dims
+            )));
+        }
+        if self.held.as_ref().is_none_or(|(name, _)| *name != stack) {
+            self.held = Some((stack.clone(), file.dequantize(&stack)?));
+        }
+        let data = &self.held.as_ref().expect("read above").1;
+        let n = rows * cols;
+        Ok(Some(Matrix { rows, cols, data: data[e * n..(e + 1) * n].to_vec() }))
+    }
+}
+
+/// `blk.N.ffn_gate.E.weight` -> (`blk.N.ffn_gate_exps.weight`, E).
+fn stacked_name(tensor: &str) -> Option<(String, usize)> {
+    let (head, e) = tensor.strip_suffix(".weight")?.rsplit_once('.')?;
+    let e = e.parse().ok()?;
+    let (_, part) = head.rsplit_once('.')?;
+    ["ffn_gate", "ffn_up", "ffn_down"].contains(&part).then(|| (format!("{head}_exps.weight"), e))
 }
 
 impl Checkpoint {
@@ -158,6 +243,7 @@ impl Checkpoint {
             },
             context: get("context_length")?,
             tied_output: file.tensor("output.weight").is_none(),
+            moe: mixture_of(file)?,
         };
         config.check().map_err(missing)?;
         let tokenizer = Tokenizer::from_gguf(file)?;
@@ -172,7 +258,14 @@ impl Checkpoint {
         }
         let graph = Graph::llama(&config);
         let mut weights: Vec<Matrix> = Vec::with_capacity(graph.weights.len());
+        let mut stacked = StackedExperts::default();
         for w in &graph.weights {
+            if file.tensor(&w.tensor).is_none() {
+                if let Some(m) = stacked.expert(file, &w.tensor, w.rows, w.cols)? {
+                    weights.push(m);
+                    continue;
+                }
+            }
             let info = file.tensor(&w.tensor).ok_or_else(|| missing(format!("tensor {} is missing", w.tensor)))?;
             let expected: Vec<u64> = if w.rows == 1 { vec![w.cols as u64] } else { vec![w.cols as u64, w.rows as u64] };
             if info.dims != expected {

@@ -104,6 +104,17 @@ pub fn compile(
     opts: &CompileOptions,
     mut progress: impl FnMut(&str),
 ) -> Result<Compiled, String> {
+    // A program runs every linear layer each step; a mixture's experts run as its routing says,
+    // which the program and trace formats do not carry yet (issue 15 brings them). The golden
+    // forward (`lacuna forward`) runs a mixture already.
+    if let Some(m) = &ckpt.graph.config.moe {
+        return Err(format!(
+            "{}: a mixture of {} experts (top {}) cannot be compiled to a program yet; `lacuna forward` runs it",
+            ckpt.file_name(),
+            m.experts,
+            m.top_k
+        ));
+    }
     let docs = |split, n: usize| -> Result<Vec<String>, String> {
         let all = join(&fortunes(split)?, 4);
         Ok(all.into_iter().take(n).collect())

@@ -13,7 +13,7 @@
 
 use crate::checkpoint::{Checkpoint, Matrix};
 use crate::tokenizer::TokenId;
-use lacuna_spec::graph::{LayerId, LinearKind, NodeId, Op};
+use lacuna_spec::graph::{Gating, LayerId, LinearKind, NodeId, Op};
 use rayon::prelude::*;
 
 /// Why a step could not run.
@@ -210,19 +210,32 @@ impl<'a> Batch<'a> {
         for (i, node) in ckpt.graph.nodes.iter().enumerate().take(nodes) {
             let val = |id: NodeId, b: usize| &values[id.0 as usize][b];
             let out: Vec<Vec<f32>> = match node.op {
-                Op::Linear { input, weight, kind, layer } => {
-                    let sites: Vec<LinearSite> = tokens
+                Op::Linear { input, weight, kind, layer, expert } => {
+                    // An expert's layer runs for the tokens whose routing chose it; the others get
+                    // zeros, which `Combine` does not read.
+                    let runs: Vec<usize> = (0..tokens.len())
+                        .filter(|&b| expert.is_none_or(|slot| val(slot.route, b)[slot.expert.0 as usize] != 0.0))
+                        .collect();
+                    let sites: Vec<LinearSite> = runs
                         .iter()
-                        .map(|&(s, _)| LinearSite {
+                        .map(|&b| LinearSite {
                             node: NodeId(i as u32),
                             input,
                             kind,
                             layer,
-                            position: self.seqs[s].position,
+                            position: self.seqs[tokens[b].0].position,
                         })
                         .collect();
-                    let xs: Vec<&[f32]> = (0..tokens.len()).map(|b| val(input, b).as_slice()).collect();
-                    exec.linear_batch(&sites, ckpt.weight(weight), &xs)
+                    let xs: Vec<&[f32]> = runs.iter().map(|&b| val(input, b).as_slice()).collect();
+                    let mut ys = exec.linear_batch(&sites, ckpt.weight(weight), &xs).into_iter();
+                    let mut out = vec![Vec::new(); tokens.len()];
+                    for &b in &runs {
+                        out[b] = ys.next().unwrap_or_default();
+                    }
+                    for o in out.iter_mut().filter(|o| o.is_empty()) {
+                        *o = vec![0.0; node.len];
+                    }
+                    out
                 }
                 _ => {
                     let mut outs = Vec::with_capacity(tokens.len());
@@ -248,6 +261,16 @@ impl<'a> Batch<'a> {
                                 val(gate, b).iter().zip(val(up, b)).map(|(&g, &u)| silu(g) * u).collect()
                             }
                             Op::Add { a, b: r } => val(a, b).iter().zip(val(r, b)).map(|(x, y)| x + y).collect(),
+                            Op::Route { logits, top_k, gating } => route(val(logits, b), top_k, gating),
+                            Op::Combine { route, ref experts } => {
+                                let mut y = vec![0.0f32; node.len];
+                                for (&w, &e) in val(route, b).iter().zip(experts) {
+                                    if w != 0.0 {
+                                        y.iter_mut().zip(val(e, b)).for_each(|(y, &v)| *y += w * v);
+                                    }
+                                }
+                                y
+                            }
                             Op::Linear { .. } => unreachable!("handled above"),
                         });
                     }
@@ -287,6 +310,28 @@ impl<'a> Forward<'a> {
     pub fn step_values(&mut self, token: TokenId, exec: &mut dyn LinearExec) -> Result<Vec<Vec<f32>>, ForwardError> {
         Ok(self.0.step_values(&[(0, token)], exec)?.into_iter().map(|mut v| v.pop().unwrap_or_default()).collect())
     }
+}
+
+/// A mixture's routing ([`Op::Route`]): one weight per expert, zero for all but the top k
+/// (by probability, or by logit for unit gating; ties to the lower index, as a stable sort).
+pub fn route(logits: &[f32], top_k: usize, gating: Gating) -> Vec<f32> {
+    let mut p = logits.to_vec();
+    if gating != Gating::UnitTopK {
+        softmax(&mut p);
+    }
+    let mut order: Vec<usize> = (0..p.len()).collect();
+    order.sort_by(|&a, &b| p[b].total_cmp(&p[a]));
+    let chosen = &order[..top_k.min(order.len())];
+    let mut w = vec![0.0f32; p.len()];
+    let sum: f32 = chosen.iter().map(|&e| p[e]).sum();
+    for &e in chosen {
+        w[e] = match gating {
+            Gating::SoftmaxTopKNormalized => p[e] / sum,
+            Gating::SoftmaxTopK => p[e],
+            Gating::UnitTopK => 1.0,
+        };
+    }
+    w
 }
 
 /// Interleaved RoPE at `position`: pairs (2i, 2i+1) of each head rotate by

@@ -162,6 +162,8 @@ fn llama_config(path: &Path, c: &HfConfig) -> Result<LlamaConfig, CheckpointErro
         rope_base,
         context: c.max_position_embeddings,
         tied_output: c.tie_word_embeddings,
+        // Mixtral and OLMoE checkpoints have their own `model_type`, refused above.
+        moe: None,
     };
     config.check().map_err(|e| invalid(path, e))?;
     Ok(config)

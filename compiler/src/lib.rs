@@ -26,6 +26,8 @@ mod gguf_write;
 pub mod hf;
 pub mod input;
 pub mod models;
+#[cfg(test)]
+mod moe_tests;
 mod open;
 pub mod passes;
 pub mod program;

@@ -50,6 +50,55 @@ pub struct LlamaConfig {
     pub context: usize,
     /// Whether the output projection is the embedding table (tied).
     pub tied_output: bool,
+    /// A mixture of experts in place of each block's FFN (absent: the dense SwiGLU FFN).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moe: Option<MoeConfig>,
+}
+
+/// How the router's logits become the weights of the chosen experts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Gating {
+    /// Softmax over all experts, the top k kept and renormalised to sum to one (Mixtral, and
+    /// llama.cpp's `llama` architecture with experts).
+    SoftmaxTopKNormalized,
+    /// Softmax over all experts, the top k kept as they are (OLMoE, Qwen-MoE without
+    /// `norm_topk_prob`).
+    SoftmaxTopK,
+    /// The top k by logit, each weighted 1 (a dense FFN split into experts: the chosen experts'
+    /// outputs are the dense FFN's terms, MoEfication).
+    UnitTopK,
+}
+
+/// The experts of a mixture-of-experts FFN.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MoeConfig {
+    /// Experts per block.
+    pub experts: usize,
+    /// Experts chosen per token.
+    pub top_k: usize,
+    /// Inner size of each expert's SwiGLU FFN.
+    pub expert_ffn: usize,
+    /// How the chosen experts are weighted.
+    pub gating: Gating,
+}
+
+/// The most experts a block may declare.
+pub const MAX_EXPERTS: usize = 1024;
+
+/// An expert of a block's mixture (its index among the block's experts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ExpertId(pub u32);
+
+/// The expert a linear layer belongs to, and the node whose routing decides whether it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpertSlot {
+    /// The block's [`Op::Route`] node.
+    pub route: NodeId,
+    /// The expert.
+    pub expert: ExpertId,
 }
 
 /// The largest size a checkpoint may declare for any one dimension (hidden, FFN, vocabulary,
@@ -87,6 +136,17 @@ impl LlamaConfig {
                 self.heads, self.kv_heads, self.head_dim
             ));
         }
+        if let Some(m) = &self.moe {
+            if m.experts == 0 || m.experts > MAX_EXPERTS || m.top_k == 0 || m.top_k > m.experts {
+                return Err(format!(
+                    "{} experts, {} chosen per token (1 to {MAX_EXPERTS} experts, 1 to all of them chosen)",
+                    m.experts, m.top_k
+                ));
+            }
+            if m.expert_ffn == 0 || m.expert_ffn > MAX_DIMENSION {
+                return Err(format!("expert FFN size {} (1 to {MAX_DIMENSION} supported)", m.expert_ffn));
+            }
+        }
         if self.heads * self.head_dim > MAX_DIMENSION {
             return Err(format!("attention width {} (at most {MAX_DIMENSION})", self.heads * self.head_dim));
         }
@@ -111,6 +171,8 @@ pub enum LinearKind {
     Down,
     /// The output projection to the vocabulary.
     LmHead,
+    /// A mixture's router: one logit per expert.
+    Router,
 }
 
 impl LinearKind {
@@ -125,6 +187,7 @@ impl LinearKind {
             LinearKind::Up => "up",
             LinearKind::Down => "down",
             LinearKind::LmHead => "lm_head",
+            LinearKind::Router => "router",
         }
     }
 }
@@ -155,6 +218,28 @@ pub enum Op {
         kind: LinearKind,
         /// Its block (none for the LM head).
         layer: Option<LayerId>,
+        /// The expert it belongs to (none outside a mixture): it runs only for a token whose
+        /// routing chose that expert, and gives zeros otherwise.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expert: Option<ExpertSlot>,
+    },
+    /// A mixture's routing: the router's logits to one weight per expert, zero for every
+    /// expert not among the top k (ties to the lower index), by the block's [`Gating`].
+    Route {
+        /// The router's logits (one per expert).
+        logits: NodeId,
+        /// Experts chosen.
+        top_k: usize,
+        /// How they are weighted.
+        gating: Gating,
+    },
+    /// A mixture's output: `sum_e w[e] * experts[e]` over the chosen experts (the others are
+    /// not read: they were not computed).
+    Combine {
+        /// The routing weights ([`Op::Route`]).
+        route: NodeId,
+        /// Each expert's output, by expert.
+        experts: Vec<NodeId>,
     },
     /// Rotary position embedding on `heads` heads of `head_dim`, interleaved pairs (GGUF order).
     Rope {
@@ -198,6 +283,8 @@ impl Op {
             Op::RmsNorm { input, .. } | Op::Linear { input, .. } | Op::Rope { input, .. } => vec![input],
             Op::Attention { q, k, v, .. } => vec![q, k, v],
             Op::SwiGlu { gate: a, up: b } | Op::Add { a, b } => vec![a, b],
+            Op::Route { logits, .. } => vec![logits],
+            Op::Combine { route, ref experts } => std::iter::once(route).chain(experts.iter().copied()).collect(),
         }
     }
 }
@@ -260,17 +347,21 @@ impl Graph {
             x = g.node(&name("attn_residual"), Op::Add { a: x, b: o }, h);
             let norm = g.weight(&name("ffn_norm.weight"), 1, h);
             let xn = g.node(&name("ffn_norm"), Op::RmsNorm { input: x, weight: norm }, h);
-            let gate = g.linear(&name("ffn_gate"), xn, LinearKind::Gate, Some(layer), config.ffn, h);
-            let up = g.linear(&name("ffn_up"), xn, LinearKind::Up, Some(layer), config.ffn, h);
-            let act = g.node(&name("swiglu"), Op::SwiGlu { gate, up }, config.ffn);
-            let down = g.linear(&name("ffn_down"), act, LinearKind::Down, Some(layer), h, config.ffn);
-            x = g.node(&name("ffn_residual"), Op::Add { a: x, b: down }, h);
+            let ffn = match &config.moe {
+                None => g.swiglu_ffn(l, xn, None, config.ffn, h),
+                Some(m) => g.mixture(l, xn, layer, m, h),
+            };
+            x = g.node(&name("ffn_residual"), Op::Add { a: x, b: ffn }, h);
         }
         let norm = g.weight("output_norm.weight", 1, h);
         let x = g.node("output_norm", Op::RmsNorm { input: x, weight: norm }, h);
         let head = if config.tied_output { embed } else { g.weight("output.weight", config.vocab, h) };
         let input = x;
-        g.node("output", Op::Linear { input, weight: head, kind: LinearKind::LmHead, layer: None }, config.vocab);
+        g.node(
+            "output",
+            Op::Linear { input, weight: head, kind: LinearKind::LmHead, layer: None, expert: None },
+            config.vocab,
+        );
         g
     }
 
@@ -293,8 +384,53 @@ impl Graph {
         m: usize,
         k: usize,
     ) -> NodeId {
-        let weight = self.weight(&format!("{name}.weight"), m, k);
-        self.node(name, Op::Linear { input, weight, kind, layer }, m)
+        self.linear_of(&format!("{name}.weight"), name, input, kind, layer, None, m, k)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn linear_of(
+        &mut self,
+        tensor: &str,
+        name: &str,
+        input: NodeId,
+        kind: LinearKind,
+        layer: Option<LayerId>,
+        expert: Option<ExpertSlot>,
+        m: usize,
+        k: usize,
+    ) -> NodeId {
+        let weight = self.weight(tensor, m, k);
+        self.node(name, Op::Linear { input, weight, kind, layer, expert }, m)
+    }
+
+    /// `down(silu(gate x) * up x)`: block `l`'s FFN (nodes `blk.N.ffn_gate`, `blk.N.swiglu`, ...)
+    /// or one expert of it (tensors `blk.N.ffn_gate.E.weight`, llama.cpp's per-expert names;
+    /// nodes `blk.N.ffn_gate.E`, `blk.N.swiglu.E`, ...).
+    fn swiglu_ffn(&mut self, l: usize, x: NodeId, expert: Option<ExpertSlot>, inner: usize, h: usize) -> NodeId {
+        let layer = Some(LayerId(l as u32));
+        let name = |part: &str| match expert {
+            None => format!("blk.{l}.{part}"),
+            Some(s) => format!("blk.{l}.{part}.{}", s.expert.0),
+        };
+        let tensor = |part: &str| format!("{}.weight", name(part));
+        let gate = self.linear_of(&tensor("ffn_gate"), &name("ffn_gate"), x, LinearKind::Gate, layer, expert, inner, h);
+        let up = self.linear_of(&tensor("ffn_up"), &name("ffn_up"), x, LinearKind::Up, layer, expert, inner, h);
+        let act = self.node(&name("swiglu"), Op::SwiGlu { gate, up }, inner);
+        self.linear_of(&tensor("ffn_down"), &name("ffn_down"), act, LinearKind::Down, layer, expert, h, inner)
+    }
+
+    /// Block `l`'s mixture: the router, the routing, every expert's FFN, their weighted sum.
+    fn mixture(&mut self, l: usize, x: NodeId, layer: LayerId, m: &MoeConfig, h: usize) -> NodeId {
+        let logits = self.linear(&format!("blk.{l}.ffn_gate_inp"), x, LinearKind::Router, Some(layer), m.experts, h);
+        let route =
+            self.node(&format!("blk.{l}.moe_route"), Op::Route { logits, top_k: m.top_k, gating: m.gating }, m.experts);
+        let experts = (0..m.experts)
+            .map(|e| {
+                let slot = ExpertSlot { route, expert: ExpertId(e as u32) };
+                self.swiglu_ffn(l, x, Some(slot), m.expert_ffn, h)
+            })
+            .collect();
+        self.node(&format!("blk.{l}.moe_combine"), Op::Combine { route, experts }, h)
     }
 
     /// The node of an id.
@@ -337,7 +473,15 @@ impl LlamaConfig {
             rope_base: 1e4,
             context: 64,
             tied_output: true,
+            moe: None,
         }
+    }
+
+    /// [`LlamaConfig::tiny`] with a mixture of 4 experts of inner size 6, 2 chosen (Mixtral's
+    /// gating).
+    pub fn tiny_moe() -> LlamaConfig {
+        let moe = MoeConfig { experts: 4, top_k: 2, expert_ffn: 6, gating: Gating::SoftmaxTopKNormalized };
+        LlamaConfig { moe: Some(moe), ..LlamaConfig::tiny() }
     }
 }
 
@@ -351,16 +495,38 @@ mod tests {
 
     #[test]
     fn every_operand_is_an_earlier_node_of_the_right_length() {
-        let g = Graph::llama(&tiny());
+        for g in [Graph::llama(&tiny()), Graph::llama(&LlamaConfig::tiny_moe())] {
+            operands_come_first_with_their_lengths(&g);
+        }
+    }
+
+    fn operands_come_first_with_their_lengths(g: &Graph) {
         for (i, n) in g.nodes.iter().enumerate() {
             let before = |id: NodeId| assert!((id.0 as usize) < i, "{} reads a later node", n.name);
             match n.op {
                 Op::Embed { .. } => {}
                 Op::RmsNorm { input, .. } | Op::Rope { input, .. } => before(input),
-                Op::Linear { input, weight, .. } => {
+                Op::Linear { input, weight, expert, .. } => {
                     before(input);
                     assert_eq!(g.node_at(input).len, g.weight_at(weight).cols, "{}", n.name);
                     assert_eq!(n.len, g.weight_at(weight).rows, "{}", n.name);
+                    if let Some(slot) = expert {
+                        before(slot.route);
+                        assert!(matches!(g.node_at(slot.route).op, Op::Route { .. }), "{}", n.name);
+                    }
+                }
+                Op::Route { logits, top_k, .. } => {
+                    before(logits);
+                    assert_eq!(n.len, g.node_at(logits).len);
+                    assert!(top_k >= 1 && top_k <= n.len);
+                }
+                Op::Combine { route, ref experts } => {
+                    before(route);
+                    assert_eq!(experts.len(), g.node_at(route).len, "{}", n.name);
+                    for &e in experts {
+                        before(e);
+                        assert_eq!(g.node_at(e).len, n.len, "{}", n.name);
+                    }
                 }
                 Op::Attention { q, k, v, .. } => [q, k, v].into_iter().for_each(before),
                 Op::SwiGlu { gate: a, up: b } | Op::Add { a, b } => {
@@ -380,5 +546,39 @@ mod tests {
         assert_eq!(kind, LinearKind::LmHead);
         assert_eq!(g.weight_at(head).tensor, "token_embd.weight");
         assert_eq!(g.output(), g.linears().last().unwrap().0);
+    }
+
+    #[test]
+    fn a_mixture_block_has_a_router_and_three_guarded_linears_per_expert() {
+        let config = LlamaConfig::tiny_moe();
+        let g = Graph::llama(&config);
+        // Per layer: q k v o, the router, 4 experts x (gate, up, down); then the head.
+        assert_eq!(g.linears().count(), 2 * (4 + 1 + 4 * 3) + 1);
+        let guarded: Vec<_> = g
+            .nodes
+            .iter()
+            .filter_map(|n| match n.op {
+                Op::Linear { expert: Some(slot), .. } => Some((n.name.clone(), slot.expert)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(guarded.len(), 2 * 4 * 3);
+        assert!(guarded.contains(&("blk.1.ffn_down.3".to_string(), ExpertId(3))), "{guarded:?}");
+        let names: Vec<&str> = g.weights.iter().map(|w| w.tensor.as_str()).collect();
+        for t in ["blk.0.ffn_gate_inp.weight", "blk.0.ffn_gate.0.weight", "blk.1.ffn_down.3.weight"] {
+            assert!(names.contains(&t), "{t}");
+        }
+        assert!(!names.contains(&"blk.0.ffn_gate.weight"));
+    }
+
+    #[test]
+    fn a_dense_config_serializes_without_a_moe_key_and_a_bad_mixture_is_refused() {
+        let json = serde_json::to_string(&Graph::llama(&tiny())).unwrap();
+        assert!(!json.contains("moe") && !json.contains("expert"), "old graphs keep their bytes");
+        let mut c = LlamaConfig::tiny_moe();
+        c.moe.as_mut().unwrap().top_k = 5;
+        assert!(c.check().unwrap_err().contains("4 experts, 5 chosen"));
+        c.moe.as_mut().unwrap().top_k = 0;
+        assert!(c.check().is_err());
     }
 }

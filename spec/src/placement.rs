@@ -129,6 +129,18 @@ pub fn place(graph: &Graph) -> Vec<Placed> {
                 Op::Rope { .. } => (Unit::VectorUnit, Work::Elementwise { ops: 3 * len, specials: len }),
                 Op::SwiGlu { .. } => (Unit::VectorUnit, Work::Elementwise { ops: 2 * len, specials: 2 * len }),
                 Op::Add { .. } => (Unit::VectorUnit, Work::Elementwise { ops: len, specials: 0 }),
+                // Softmax over the experts (an exponential each), then k passes to find the top k.
+                Op::Route { top_k, .. } => {
+                    (Unit::VectorUnit, Work::Elementwise { ops: (2 + top_k as u64) * len, specials: len })
+                }
+                // A multiply-add per element of each chosen expert's output.
+                Op::Combine { route, .. } => {
+                    let k = match graph.node_at(route).op {
+                        Op::Route { top_k, .. } => top_k as u64,
+                        _ => 1,
+                    };
+                    (Unit::VectorUnit, Work::Elementwise { ops: 2 * k * len, specials: 0 })
+                }
             };
             Placed { name: n.name.clone(), unit, work }
         })

@@ -18,7 +18,6 @@ use lacuna_model::baselines::{run_all, Kernel, KernelRun};
 use lacuna_model::energy::EnergyTable;
 use lacuna_model::Job;
 use lacuna_spec::{ActivationFilter, Activations, Arch, RlcMatrix};
-use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
