@@ -28,6 +28,8 @@ fn main() {
         Err(why) if required => panic!("LACUNA_REQUIRE_VERILATOR=1 but {why}"),
         Err(why) => {
             println!("cargo:warning=building without the RTL engine: {why}");
+            // The library of an earlier build no longer matches these empty bindings.
+            let _ = std::fs::remove_file(out.join("verilated.stamp"));
             std::fs::write(out.join("models.rs"), "pub static MODELS: &[ModelInfo] = &[];\n")
                 .expect("writing the empty bindings");
             return;
@@ -76,7 +78,8 @@ fn main() {
 
     // The models are rebuilt only when what goes into them changed: this script also reruns when
     // a case file is added (`cases/`), which must not cost a Verilator build.
-    let stamp = build_stamp(&modules);
+    let (shim_cpp, bindings) = generic_shims(&modules);
+    let stamp = build_stamp(&modules, &shim_cpp, &bindings);
     let stamp_file = out.join("verilated.stamp");
     let lib = out.join("liblacuna_verilated.a");
     if lib.exists() && out.join("models.rs").exists() && std::fs::read(&stamp_file).is_ok_and(|s| s == stamp.as_bytes())
@@ -114,9 +117,8 @@ fn main() {
         }
     }
     build.file("csrc/shim.cpp");
-    let (cpp, rust) = generic_shims(&modules);
-    std::fs::write(out.join("models_shim.cpp"), cpp).expect("writing the generated shim");
-    std::fs::write(out.join("models.rs"), rust).expect("writing the generated bindings");
+    std::fs::write(out.join("models_shim.cpp"), shim_cpp).expect("writing the generated shim");
+    std::fs::write(out.join("models.rs"), bindings).expect("writing the generated bindings");
     build.file(out.join("models_shim.cpp"));
     build.compile("lacuna_verilated");
     std::fs::write(&stamp_file, stamp).expect("writing the build stamp");
@@ -145,12 +147,19 @@ fn write_case_list(out: &Path) {
     std::fs::write(out.join("cases.rs"), rs).expect("writing the case list");
 }
 
-/// Everything the Verilated library is built from: the Verilog of every module, the shim, the
-/// C++ optimisation level and Verilator's version.
-fn build_stamp(modules: &[lacuna_rtl::Module]) -> String {
+/// Everything the Verilated library is built from: the Verilog of every module, the hand-written
+/// and generated shims and bindings, Verilator's flags and version, the C++ optimisation level.
+fn build_stamp(modules: &[lacuna_rtl::Module], shim_cpp: &str, bindings: &str) -> String {
     let version = Command::new("verilator").arg("--version").output().map(|o| o.stdout).unwrap_or_default();
-    let mut stamp = format!("opt {}\nverilator {}\n", cpp_opt_level(), String::from_utf8_lossy(&version).trim());
+    let mut stamp = format!(
+        "opt {}\nverilator {} {:?}\n",
+        cpp_opt_level(),
+        String::from_utf8_lossy(&version).trim(),
+        VERILATOR_FLAGS
+    );
     stamp.push_str(&std::fs::read_to_string("csrc/shim.cpp").expect("reading csrc/shim.cpp"));
+    stamp.push_str(shim_cpp);
+    stamp.push_str(bindings);
     for m in modules {
         stamp.push_str(&format!("\n// module {}\n", m.name));
         stamp.push_str(&m.verilog);
@@ -184,11 +193,14 @@ fn verilator_root() -> Result<PathBuf, String> {
     Ok(root)
 }
 
+/// Verilator's flags for every model.
+const VERILATOR_FLAGS: [&str; 7] = ["--cc", "-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert"];
+
 /// Runs Verilator on one module: C++ into `mdir`, class `V<name>`.
 fn verilate(name: &str, source: &Path, mdir: &Path) {
     let status = Command::new("verilator")
         // No warning waived: the emitted Verilog is lint-clean (docs/synthesis.md).
-        .args(["--cc", "-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert"])
+        .args(VERILATOR_FLAGS)
         .arg("--prefix")
         .arg(format!("V{name}"))
         .arg("--top-module")

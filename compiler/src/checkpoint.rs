@@ -111,10 +111,9 @@ fn refuse_unsupported_keys(file: &GgufFile, head_dim: usize) -> Result<(), GgufE
 }
 
 /// The mixture a `llama` GGUF declares (`llama.expert_count` > 0), as llama.cpp runs it: softmax
-/// over the router's logits, the top `llama.expert_used_count`, renormalised unless
-/// `llama.expert_weights_norm` is false; experts of `llama.expert_feed_forward_length` (else the
-/// FFN size). Keys that would change this (another gating function, a weight scale, shared
-/// experts) are refused.
+/// over the router's logits, the top `llama.expert_used_count`, renormalised; experts of
+/// `llama.expert_feed_forward_length` (else the FFN size). Keys that would change this (no
+/// renormalisation, another gating function, a weight scale, shared experts) are refused.
 fn mixture_of(file: &GgufFile) -> Result<Option<MoeConfig>, GgufError> {
     use crate::gguf::MetaValue;
     let refuse = |message: String| GgufError::Missing { path: file.path.clone(), message };
@@ -145,11 +144,17 @@ fn mixture_of(file: &GgufFile) -> Result<Option<MoeConfig>, GgufError> {
             return Err(refuse(format!("llama.expert_weights_scale {v:?} is not supported (1 only)")));
         }
     }
-    let gating = match file.metadata.get("llama.expert_weights_norm") {
-        None | Some(MetaValue::Bool(true)) => Gating::SoftmaxTopKNormalized,
-        Some(MetaValue::Bool(false)) => Gating::SoftmaxTopK,
-        Some(v) => return Err(refuse(format!("llama.expert_weights_norm is {v:?}, not a bool"))),
-    };
+    // llama.cpp's `llama` architecture renormalises the top k whatever this key says (as candle
+    // does): a file that asks otherwise is refused rather than run two ways.
+    match file.metadata.get("llama.expert_weights_norm") {
+        None | Some(MetaValue::Bool(true)) => {}
+        Some(v) => {
+            return Err(refuse(format!(
+                "llama.expert_weights_norm is {v:?}: the llama architecture renormalises the chosen experts' weights"
+            )))
+        }
+    }
+    let gating = Gating::SoftmaxTopKNormalized;
     let expert_ffn = match count("llama.expert_feed_forward_length")? {
         Some(n) => n,
         None => file.require_u64("llama.feed_forward_length")?,
@@ -158,36 +163,39 @@ fn mixture_of(file: &GgufFile) -> Result<Option<MoeConfig>, GgufError> {
     Ok(Some(MoeConfig { experts: size(experts), top_k: size(top_k), expert_ffn: size(expert_ffn), gating }))
 }
 
-/// Experts stored stacked, as llama.cpp writes them today (`blk.N.ffn_gate_exps.weight`, dims
-/// `[cols, rows, experts]`), read once per tensor and cut into the per-expert matrices the graph
-/// names (`blk.N.ffn_gate.E.weight`, the older per-expert layout, which is read as it is).
-#[derive(Default)]
-struct StackedExperts {
-    /// The last stacked tensor read: its name and values.
-    held: Option<(String, Vec<f32>)>,
-}
-
-impl StackedExperts {
-    /// Expert `E`'s matrix if `tensor` names one (`blk.N.ffn_{gate,up,down}.E.weight`) and the
-    /// file stacks that part; `None` if it names no expert or the file has no stack for it.
-    fn expert(&mut self, file: &GgufFile, tensor: &str, rows: usize, cols: usize) -> Result<Option<Matrix>, GgufError> {
-        let Some((stack, e)) = stacked_name(tensor) else { return Ok(None) };
-        let Some(info) = file.tensor(&stack) else { return Ok(None) };
-        let bad = |message: String| GgufError::Missing { path: file.path.clone(), message };
-        let experts = info.dims.get(2).copied().unwrap_or(0);
-        if info.dims.len() != 3 || info.dims[0] != cols as u64 || info.dims[1] != rows as u64 || e as u64 >= experts {
-            return Err(bad(format!(
-                "tensor {stack} has dims {:?}, the model's shape needs [{cols}, {rows}, experts > {e}]",
-                info.dims
-            )));
-        }
-        if self.held.as_ref().is_none_or(|(name, _)| *name != stack) {
-            self.held = Some((stack.clone(), file.dequantize(&stack)?));
-        }
-        let data = &self.held.as_ref().expect("read above").1;
-        let n = rows * cols;
-        Ok(Some(Matrix { rows, cols, data: data[e * n..(e + 1) * n].to_vec() }))
+/// Expert `E`'s matrix if `tensor` names one (`blk.N.ffn_{gate,up,down}.E.weight`) and the file
+/// stacks that part as llama.cpp writes it today (`blk.N.ffn_gate_exps.weight`, dims
+/// `[cols, rows, experts]`, each expert a contiguous slab): only that slab is dequantized. `None`
+/// if it names no expert or the file has no stack for it (the older per-expert layout, read as it
+/// is).
+fn stacked_expert(
+    file: &GgufFile,
+    tensor: &str,
+    rows: usize,
+    cols: usize,
+    experts: usize,
+) -> Result<Option<Matrix>, GgufError> {
+    let Some((stack, e)) = stacked_name(tensor) else { return Ok(None) };
+    let Some(info) = file.tensor(&stack) else { return Ok(None) };
+    let bad = |message: String| GgufError::Missing { path: file.path.clone(), message };
+    if info.dims != [cols as u64, rows as u64, experts as u64] {
+        return Err(bad(format!(
+            "tensor {stack} has dims {:?}, the model's shape needs [{cols}, {rows}, {experts}]",
+            info.dims
+        )));
     }
+    let (info, raw) = file.raw(&stack)?;
+    let Some((per_block, block_bytes)) = info.dtype.block() else {
+        return Err(bad(format!(
+            "tensor {stack} is of type {}, which this reader does not dequantize",
+            info.dtype.name()
+        )));
+    };
+    // `check_tensor` made dims[0] a multiple of the block: a slab is whole blocks.
+    let slab = rows * cols / per_block * block_bytes;
+    let mut data = vec![0f32; rows * cols];
+    crate::gguf_dequant::dequantize_into(info.dtype, &raw[e * slab..(e + 1) * slab], &mut data);
+    Ok(Some(Matrix { rows, cols, data }))
 }
 
 /// `blk.N.ffn_gate.E.weight` -> (`blk.N.ffn_gate_exps.weight`, E).
@@ -258,10 +266,10 @@ impl Checkpoint {
         }
         let graph = Graph::llama(&config);
         let mut weights: Vec<Matrix> = Vec::with_capacity(graph.weights.len());
-        let mut stacked = StackedExperts::default();
+        let experts = config.moe.as_ref().map_or(0, |m| m.experts);
         for w in &graph.weights {
             if file.tensor(&w.tensor).is_none() {
-                if let Some(m) = stacked.expert(file, &w.tensor, w.rows, w.cols)? {
+                if let Some(m) = stacked_expert(file, &w.tensor, w.rows, w.cols, experts)? {
                     weights.push(m);
                     continue;
                 }
@@ -406,7 +414,7 @@ pub(crate) mod test_models {
             (vec![("llama.rope.scaling.type", MetaValue::String("yarn".into()))], "RoPE scaling"),
             (vec![("llama.rope.freq_scale", MetaValue::F32(0.25))], "freq_scale"),
             (vec![("llama.attention.value_length", MetaValue::U32(4))], "value_length"),
-            (vec![("llama.expert_count", MetaValue::U32(8))], "experts"),
+            (vec![("llama.expert_count", MetaValue::U32(8))], "expert_used_count is missing"),
             (vec![("tokenizer.ggml.add_bos_token", MetaValue::Bool(true))], "add_bos_token"),
             (vec![("llama.vocab_size", MetaValue::U32(12))], "llama.vocab_size is 12"),
             // A key of another type than expected is refused, not read as absent.

@@ -227,10 +227,11 @@ impl<'a> Batch<'a> {
                         })
                         .collect();
                     let xs: Vec<&[f32]> = runs.iter().map(|&b| val(input, b).as_slice()).collect();
-                    let mut ys = exec.linear_batch(&sites, ckpt.weight(weight), &xs).into_iter();
+                    let ys = exec.linear_batch(&sites, ckpt.weight(weight), &xs);
+                    assert_eq!(ys.len(), runs.len(), "an executor returns one vector per input");
                     let mut out = vec![Vec::new(); tokens.len()];
-                    for &b in &runs {
-                        out[b] = ys.next().unwrap_or_default();
+                    for (&b, y) in runs.iter().zip(ys) {
+                        out[b] = y;
                     }
                     for o in out.iter_mut().filter(|o| o.is_empty()) {
                         *o = vec![0.0; node.len];

@@ -28,6 +28,7 @@ pub mod input;
 pub mod models;
 #[cfg(test)]
 mod moe_tests;
+pub mod moefy;
 mod open;
 pub mod passes;
 pub mod program;

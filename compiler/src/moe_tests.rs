@@ -141,9 +141,12 @@ fn keys_that_would_change_the_mixture_are_honoured_or_refused() {
         let (_, bytes) = tiny_moe_gguf(true, extra);
         Checkpoint::from_gguf(&GgufFile::parse(bytes, "moe.gguf").unwrap()).map_err(|e| e.to_string())
     };
-    let c = read(vec![("llama.expert_weights_norm".into(), MetaValue::Bool(false))]).unwrap();
-    assert_eq!(c.graph.config.moe.unwrap().gating, Gating::SoftmaxTopK);
+    let c = read(vec![("llama.expert_weights_norm".into(), MetaValue::Bool(true))]).unwrap();
+    assert_eq!(c.graph.config.moe.unwrap().gating, Gating::SoftmaxTopKNormalized);
     for (key, value, says) in [
+        ("llama.expert_weights_norm", MetaValue::Bool(false), "renormalises"),
+        // The file stacks 4 experts: a header that declares 3 does not read the first 3 of them.
+        ("llama.expert_count", MetaValue::U32(3), "the model's shape needs [8, 3]"),
         ("llama.expert_shared_count", MetaValue::U32(1), "shared experts"),
         ("llama.expert_gating_func", MetaValue::U32(2), "expert_gating_func 2"),
         ("llama.expert_weights_scale", MetaValue::F32(2.5), "expert_weights_scale"),

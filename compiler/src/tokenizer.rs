@@ -25,7 +25,7 @@ pub const SUPPORTED_PRE_TOKENIZER: &str = "smollm";
 pub struct TokenId(pub u32);
 
 /// A byte-level BPE tokenizer.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Tokenizer {
     tokens: Vec<String>,
     ids: HashMap<String, u32>,

@@ -1,6 +1,7 @@
-//! `ring`: the pointers of a circular queue of `depth` entries, the one queue control that every
-//! queue of the RTL uses (act_scan's activation queue, colptr_fetch's column queue, chunk_fetch's
-//! fetch buffer, drain's write ring, mem_port's request ids).
+//! `ring`: the pointers of a circular queue of `depth` entries that pops at most one entry a
+//! cycle: the queue control of act_scan's activation queue, colptr_fetch's column queue,
+//! chunk_fetch's fetch buffer, drain's write ring and mem_port's request ids. (The accumulator
+//! lane's product FIFO retires up to P entries a cycle and keeps its own pointers.)
 //!
 //! ```text
 //!            +---------------------- ring ----------------------+

@@ -86,6 +86,10 @@ pub struct MoeConfig {
 
 /// The most experts a block may declare.
 pub const MAX_EXPERTS: usize = 1024;
+/// The most expert FFNs a model may declare (layers x experts): each is three graph nodes and
+/// weights, built before any tensor is read, so a header of a few bytes must not ask for millions
+/// (DeepSeek-V3, 61 x 256, has 15,616).
+pub const MAX_EXPERT_FFNS: usize = 1 << 16;
 
 /// An expert of a block's mixture (its index among the block's experts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -141,6 +145,14 @@ impl LlamaConfig {
                 return Err(format!(
                     "{} experts, {} chosen per token (1 to {MAX_EXPERTS} experts, 1 to all of them chosen)",
                     m.experts, m.top_k
+                ));
+            }
+            if self.layers * m.experts > MAX_EXPERT_FFNS {
+                return Err(format!(
+                    "{} layers of {} experts ({} expert FFNs; at most {MAX_EXPERT_FFNS})",
+                    self.layers,
+                    m.experts,
+                    self.layers * m.experts
                 ));
             }
             if m.expert_ffn == 0 || m.expert_ffn > MAX_DIMENSION {
@@ -580,5 +592,8 @@ mod tests {
         assert!(c.check().unwrap_err().contains("4 experts, 5 chosen"));
         c.moe.as_mut().unwrap().top_k = 0;
         assert!(c.check().is_err());
+        let mut c = LlamaConfig { layers: 4096, ..LlamaConfig::tiny_moe() };
+        c.moe.as_mut().unwrap().experts = 1024;
+        assert!(c.check().unwrap_err().contains("4194304 expert FFNs"), "{:?}", c.check());
     }
 }

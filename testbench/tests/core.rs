@@ -58,18 +58,6 @@ fn the_round_robin_system_agrees_with_the_model_and_the_golden_on_random_jobs() 
     assert!(differ >= 30, "round robin changed the cycles of only {differ} of 300 jobs");
 }
 
-#[test]
-fn every_committed_case_file_is_embedded() {
-    let mut files: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/cases"))
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".toml"))
-        .collect();
-    files.sort();
-    let embedded: Vec<String> = lacuna_testbench::cosim::NAMED_CASES.iter().map(|(f, _)| f.to_string()).collect();
-    assert_eq!(files, embedded);
-}
-
 /// Every arch the suite builds the RTL of: the presets and every file of `archs/` (as
 /// `build.rs` verilates them).
 fn suite_archs() -> Vec<Arch> {

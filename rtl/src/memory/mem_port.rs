@@ -8,7 +8,7 @@
 //!  req_addr[r] ----->|   (`MemRequester::ALL`); round robin, the first valid from `first` |    mem_req_write, mem_req_data[w]
 //!  req_client[r] --->|   on, wrapping (`first`: one past the last accepted).              |--> req_ready[r]
 //!  write_data[w] --->|   req_ready[r] = granted and mem_ready; a writer's request carries |--> req_client
-//!  mem_ready ------->|   write_data                                                       |
+//!  mem_ready ------->|   write_data; req_client_granted: the granted request's client     |--> req_client_granted
 //!  mem_resp_valid -->| ids: FIFO of the client of every request in flight (written at    |--> resp_client
 //!                    |   acceptance, max_outstanding deep); resp_client: the oldest's     |--> outstanding
 //!                    +--------------------------------------------------------------------+

@@ -105,6 +105,10 @@ pub fn check_manifest(p: &Program, arch: &Arch) -> Result<(), String> {
 /// The graph must be the one its config builds, and the placement the one the graph gets.
 fn check_graph(p: &Program) -> Result<(), String> {
     p.graph.config.check().map_err(|e| format!("its graph's config: {e}"))?;
+    // The program format runs every linear each step: a mixture's routing has no place in it yet.
+    if let Some(m) = &p.graph.config.moe {
+        return Err(format!("its graph is a mixture of {} experts, which programs do not carry yet", m.experts));
+    }
     let built = Graph::llama(&p.graph.config);
     if built != p.graph {
         let what = if built.weights != p.graph.weights {
