@@ -199,7 +199,7 @@ fn stacked_expert(
 }
 
 /// `blk.N.ffn_gate.E.weight` -> (`blk.N.ffn_gate_exps.weight`, E).
-fn stacked_name(tensor: &str) -> Option<(String, usize)> {
+pub(crate) fn stacked_name(tensor: &str) -> Option<(String, usize)> {
     let (head, e) = tensor.strip_suffix(".weight")?.rsplit_once('.')?;
     let e = e.parse().ok()?;
     let (_, part) = head.rsplit_once('.')?;

@@ -45,26 +45,21 @@ fn tiny_moe_gguf(stacked: bool, extra: Vec<(String, MetaValue)>) -> (Checkpoint,
     let mut tensors: Vec<RawTensor> = Vec::new();
     for (w, mat) in ckpt.graph.weights.iter().zip(&ckpt.weights) {
         let dims = if w.rows == 1 { vec![w.cols as u64] } else { vec![w.cols as u64, w.rows as u64] };
-        // `blk.N.ffn_gate.E.weight`: in the stacked layout, appended to `blk.N.ffn_gate_exps`.
-        let expert = w.tensor.strip_suffix(".weight").and_then(|s| s.rsplit_once('.')).filter(|(head, e)| {
-            e.parse::<usize>().is_ok() && ["ffn_gate", "ffn_up", "ffn_down"].iter().any(|p| head.ends_with(p))
-        });
-        match expert {
-            Some((head, _)) if stacked => {
-                let name = format!("{head}_exps.weight");
-                match tensors.iter_mut().find(|t| t.name == name) {
-                    Some(t) => {
-                        t.dims[2] += 1;
-                        t.data.extend(f32s(&mat.data));
-                    }
-                    None => tensors.push(RawTensor {
-                        name,
-                        dims: vec![w.cols as u64, w.rows as u64, 1],
-                        dtype: GgmlType::F32,
-                        data: f32s(&mat.data),
-                    }),
+        // `blk.N.ffn_gate.E.weight`: in the stacked layout, appended to `blk.N.ffn_gate_exps`
+        // (the reader's own name mapping).
+        match crate::checkpoint::stacked_name(&w.tensor) {
+            Some((name, _)) if stacked => match tensors.iter_mut().find(|t| t.name == name) {
+                Some(t) => {
+                    t.dims[2] += 1;
+                    t.data.extend(f32s(&mat.data));
                 }
-            }
+                None => tensors.push(RawTensor {
+                    name,
+                    dims: vec![w.cols as u64, w.rows as u64, 1],
+                    dtype: GgmlType::F32,
+                    data: f32s(&mat.data),
+                }),
+            },
             _ => tensors.push(RawTensor { name: w.tensor.clone(), dims, dtype: GgmlType::F32, data: f32s(&mat.data) }),
         }
     }
