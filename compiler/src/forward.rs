@@ -15,6 +15,7 @@ use crate::checkpoint::{Checkpoint, Matrix};
 use crate::tokenizer::TokenId;
 use lacuna_spec::graph::{Gating, LayerId, LinearKind, NodeId, Op};
 use rayon::prelude::*;
+use std::collections::BTreeMap;
 
 /// Why a step could not run.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -25,6 +26,12 @@ pub enum ForwardError {
     /// The context is full.
     #[error("the context of {0} tokens is full")]
     ContextFull(usize),
+    /// A fed token's position is not its sequence's committed length plus its context.
+    #[error("a token at position {0} cannot follow {1} committed tokens and {2} in its context")]
+    BadContext(usize, usize, usize),
+    /// A fed token's context names a slot that does not exist or was not fed that deep.
+    #[error("slot {0} is not in the sequence's scratch at this block")]
+    NoSlot(usize),
 }
 
 /// Where a linear layer sits, for the executor.
@@ -127,23 +134,54 @@ fn dot_lanes(a: &[f32], b: &[f32]) -> f32 {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
-/// One layer's cache: keys and values of every position so far, `kv_heads * head_dim` each.
+/// One layer's cache: keys and values of every committed position, `kv_heads * head_dim` each.
 #[derive(Clone, Debug, Default)]
 struct KvCache {
     k: Vec<f32>,
     v: Vec<f32>,
 }
 
-/// One sequence's state: its caches and the position of its next token.
+/// A fed token whose keys and values wait, uncommitted, in its sequence's scratch (a node of a
+/// draft tree). [`Batch::commit`] appends chosen slots to the cache; [`Batch::discard`] drops them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot(pub usize);
+
+/// One token fed to [`Batch::feed`]: its sequence, its position (RoPE), and the uncommitted
+/// tokens it attends to besides the committed cache (its ancestors in a tree, root first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Feed {
+    /// The sequence.
+    pub seq: usize,
+    /// The token.
+    pub token: TokenId,
+    /// Its position: the committed length plus its depth in the tree.
+    pub position: usize,
+    /// Earlier slots of the same sequence it attends to, in position order (then itself).
+    pub context: Vec<Slot>,
+}
+
+/// One sequence's state: its caches, the position of its next token, and uncommitted tokens'
+/// keys and values (`[slot][layer]`; a slot fed by an early-exit draft has only its first layers).
 #[derive(Clone, Debug)]
 struct Sequence {
     cache: Vec<KvCache>,
     position: usize,
+    scratch: Vec<Vec<(Vec<f32>, Vec<f32>)>>,
+}
+
+/// Runs a block's mixture in place of the graph's experts: the seam the expert policies of
+/// speculative decoding use (which experts and which of their channels each token gets).
+pub trait MixtureExec {
+    /// For the tokens of one [`Batch::feed`] (in feed order) at block `layer`: each one's FFN
+    /// input `x` and router logits. Returns each token's routing weights and mixture output, or
+    /// `None` to let the graph's experts run (exactly as without the hook).
+    fn mixture(&mut self, layer: LayerId, x: &[&[f32]], logits: &[&[f32]]) -> Option<Vec<(Vec<f32>, Vec<f32>)>>;
 }
 
 /// Several sequences decoded side by side: each step feeds one token to any subset of them,
 /// and their linear layers run as one batch ([`LinearExec::linear_batch`]). Each sequence's
-/// results are bit-identical to decoding it alone with [`Forward`].
+/// results are bit-identical to decoding it alone with [`Forward`], and a token fed as a tree
+/// node ([`Batch::feed`]) gets the bits it would get fed alone after its ancestors.
 pub struct Batch<'a> {
     ckpt: &'a Checkpoint,
     seqs: Vec<Sequence>,
@@ -157,11 +195,11 @@ impl<'a> Batch<'a> {
         let c = &ckpt.graph.config;
         let inv_freq =
             (0..c.head_dim / 2).map(|i| 1.0 / c.rope_base.powf((2 * i) as f32 / c.head_dim as f32)).collect();
-        let seq = Sequence { cache: vec![KvCache::default(); c.layers], position: 0 };
+        let seq = Sequence { cache: vec![KvCache::default(); c.layers], position: 0, scratch: Vec::new() };
         Batch { ckpt, seqs: vec![seq; n], inv_freq }
     }
 
-    /// Tokens decoded so far by sequence `s`.
+    /// Tokens committed so far by sequence `s`.
     pub fn position(&self, s: usize) -> usize {
         self.seqs[s].position
     }
@@ -196,25 +234,92 @@ impl<'a> Batch<'a> {
         exec: &mut dyn LinearExec,
         nodes: usize,
     ) -> Result<Vec<Vec<Vec<f32>>>, ForwardError> {
-        let ckpt = self.ckpt;
-        let c = &ckpt.graph.config;
-        for &(s, token) in tokens {
-            if token.0 as usize >= c.vocab {
-                return Err(ForwardError::BadToken(token.0, c.vocab));
-            }
-            if self.seqs[s].position >= c.context {
-                return Err(ForwardError::ContextFull(c.context));
+        let feeds: Vec<Feed> = tokens
+            .iter()
+            .map(|&(seq, token)| Feed { seq, token, position: self.seqs[seq].position, context: Vec::new() })
+            .collect();
+        let (slots, values) = self.feed(&feeds, exec, None, nodes)?;
+        for (f, s) in feeds.iter().zip(slots) {
+            self.commit(f.seq, &[s]);
+        }
+        Ok(values)
+    }
+
+    /// Appends the keys and values of `slots` (in order; each fed through every block) to
+    /// sequence `s`'s cache, advances its position by their number and drops the other slots.
+    pub fn commit(&mut self, s: usize, slots: &[Slot]) {
+        let seq = &mut self.seqs[s];
+        for slot in slots {
+            let kv = &seq.scratch[slot.0];
+            assert_eq!(kv.len(), seq.cache.len(), "commit: slot {} was not fed through every block", slot.0);
+            for (cache, (k, v)) in seq.cache.iter_mut().zip(kv) {
+                cache.k.extend_from_slice(k);
+                cache.v.extend_from_slice(v);
             }
         }
+        seq.position += slots.len();
+        seq.scratch.clear();
+    }
+
+    /// Drops sequence `s`'s uncommitted slots.
+    pub fn discard(&mut self, s: usize) {
+        self.seqs[s].scratch.clear();
+    }
+
+    /// Runs the first `nodes` nodes of the graph for `feeds` and keeps each one's keys and
+    /// values uncommitted; returns their slots and every node's output for each (`[node][feed]`).
+    /// `mixture`, where given, runs the blocks' mixtures ([`MixtureExec`]).
+    pub fn feed(
+        &mut self,
+        feeds: &[Feed],
+        exec: &mut dyn LinearExec,
+        mut mixture: Option<&mut dyn MixtureExec>,
+        nodes: usize,
+    ) -> Result<(Vec<Slot>, Vec<Vec<Vec<f32>>>), ForwardError> {
+        let ckpt = self.ckpt;
+        let c = &ckpt.graph.config;
+        for f in feeds {
+            if f.token.0 as usize >= c.vocab {
+                return Err(ForwardError::BadToken(f.token.0, c.vocab));
+            }
+            if f.position >= c.context {
+                return Err(ForwardError::ContextFull(c.context));
+            }
+            let seq = &self.seqs[f.seq];
+            if f.position != seq.position + f.context.len() {
+                return Err(ForwardError::BadContext(f.position, seq.position, f.context.len()));
+            }
+        }
+        // Slots in feed order: a token's context may name slots of earlier feeds of this call.
+        let mut slots = Vec::with_capacity(feeds.len());
+        for f in feeds {
+            let scratch = &mut self.seqs[f.seq].scratch;
+            if let Some(s) = f.context.iter().find(|s| s.0 >= scratch.len()) {
+                let fed = slots.len();
+                for (g, s) in feeds[..fed].iter().zip(&slots).rev() {
+                    let Slot(s) = *s;
+                    self.seqs[g.seq].scratch.truncate(s);
+                }
+                return Err(ForwardError::NoSlot(s.0));
+            }
+            scratch.push(Vec::new());
+            slots.push(Slot(scratch.len() - 1));
+        }
         let mut values: Vec<Vec<Vec<f32>>> = Vec::with_capacity(ckpt.graph.nodes.len());
+        // The mixture outputs the hook gave, by route node.
+        let mut mixed: BTreeMap<NodeId, Vec<Vec<f32>>> = BTreeMap::new();
         for (i, node) in ckpt.graph.nodes.iter().enumerate().take(nodes) {
             let val = |id: NodeId, b: usize| &values[id.0 as usize][b];
             let out: Vec<Vec<f32>> = match node.op {
                 Op::Linear { input, weight, kind, layer, expert } => {
                     // An expert's layer runs for the tokens whose routing chose it; the others get
                     // zeros, which `Combine` does not read.
-                    let runs: Vec<usize> = (0..tokens.len())
-                        .filter(|&b| expert.is_none_or(|slot| val(slot.route, b)[slot.expert.0 as usize] != 0.0))
+                    let runs: Vec<usize> = (0..feeds.len())
+                        .filter(|&b| {
+                            expert.is_none_or(|slot| {
+                                !mixed.contains_key(&slot.route) && val(slot.route, b)[slot.expert.0 as usize] != 0.0
+                            })
+                        })
                         .collect();
                     let sites: Vec<LinearSite> = runs
                         .iter()
@@ -223,13 +328,14 @@ impl<'a> Batch<'a> {
                             input,
                             kind,
                             layer,
-                            position: self.seqs[tokens[b].0].position,
+                            position: feeds[b].position,
                         })
                         .collect();
                     let xs: Vec<&[f32]> = runs.iter().map(|&b| val(input, b).as_slice()).collect();
-                    let ys = exec.linear_batch(&sites, ckpt.weight(weight), &xs);
+                    let ys =
+                        if runs.is_empty() { Vec::new() } else { exec.linear_batch(&sites, ckpt.weight(weight), &xs) };
                     assert_eq!(ys.len(), runs.len(), "an executor returns one vector per input");
-                    let mut out = vec![Vec::new(); tokens.len()];
+                    let mut out = vec![Vec::new(); feeds.len()];
                     for (&b, y) in runs.iter().zip(ys) {
                         out[b] = y;
                     }
@@ -238,31 +344,54 @@ impl<'a> Batch<'a> {
                     }
                     out
                 }
+                Op::Route { logits, top_k, gating } => {
+                    let given = mixture.as_mut().and_then(|m| {
+                        let Op::Linear { input, layer: Some(layer), .. } = ckpt.graph.node_at(logits).op else {
+                            return None;
+                        };
+                        let xs: Vec<&[f32]> = (0..feeds.len()).map(|b| val(input, b).as_slice()).collect();
+                        let ls: Vec<&[f32]> = (0..feeds.len()).map(|b| val(logits, b).as_slice()).collect();
+                        m.mixture(layer, &xs, &ls)
+                    });
+                    match given {
+                        Some(given) => {
+                            assert_eq!(given.len(), feeds.len(), "a mixture hook answers for every token");
+                            let (routes, outs): (Vec<_>, Vec<_>) = given.into_iter().unzip();
+                            mixed.insert(NodeId(i as u32), outs);
+                            routes
+                        }
+                        None => (0..feeds.len()).map(|b| route(val(logits, b), top_k, gating)).collect(),
+                    }
+                }
+                Op::Combine { route, .. } if mixed.contains_key(&route) => mixed.remove(&route).unwrap_or_default(),
                 _ => {
-                    let mut outs = Vec::with_capacity(tokens.len());
-                    for (b, &(s, token)) in tokens.iter().enumerate() {
-                        let seq = &mut self.seqs[s];
+                    let mut outs = Vec::with_capacity(feeds.len());
+                    for (b, f) in feeds.iter().enumerate() {
                         outs.push(match node.op {
-                            Op::Embed { table } => ckpt.weight(table).row(token.0 as usize).to_vec(),
+                            Op::Embed { table } => ckpt.weight(table).row(f.token.0 as usize).to_vec(),
                             Op::RmsNorm { input, weight } => {
                                 rms_norm(val(input, b), &ckpt.weight(weight).data, c.rms_eps)
                             }
                             Op::Rope { input, .. } => {
                                 let mut x = val(input, b).clone();
-                                rope(&mut x, c.head_dim, &self.inv_freq, seq.position);
+                                rope(&mut x, c.head_dim, &self.inv_freq, f.position);
                                 x
                             }
                             Op::Attention { q, k, v, layer } => {
-                                let cache = &mut seq.cache[layer.0 as usize];
-                                cache.k.extend_from_slice(val(k, b));
-                                cache.v.extend_from_slice(val(v, b));
-                                attention(val(q, b), cache, c.heads, c.kv_heads, c.head_dim)
+                                let l = layer.0 as usize;
+                                let seq = &mut self.seqs[f.seq];
+                                seq.scratch[slots[b].0].push((val(k, b).clone(), val(v, b).clone()));
+                                let mut rows = Vec::with_capacity(f.context.len() + 1);
+                                for s in f.context.iter().chain([&slots[b]]) {
+                                    let (k, v) = seq.scratch[s.0].get(l).ok_or(ForwardError::NoSlot(s.0))?;
+                                    rows.push((k.as_slice(), v.as_slice()));
+                                }
+                                attention(val(q, b), &seq.cache[l], &rows, c.heads, c.kv_heads, c.head_dim)
                             }
                             Op::SwiGlu { gate, up } => {
                                 val(gate, b).iter().zip(val(up, b)).map(|(&g, &u)| silu(g) * u).collect()
                             }
                             Op::Add { a, b: r } => val(a, b).iter().zip(val(r, b)).map(|(x, y)| x + y).collect(),
-                            Op::Route { logits, top_k, gating } => route(val(logits, b), top_k, gating),
                             Op::Combine { route, ref experts } => {
                                 let mut y = vec![0.0f32; node.len];
                                 for (&w, &e) in val(route, b).iter().zip(experts) {
@@ -272,7 +401,7 @@ impl<'a> Batch<'a> {
                                 }
                                 y
                             }
-                            Op::Linear { .. } => unreachable!("handled above"),
+                            Op::Linear { .. } | Op::Route { .. } => unreachable!("handled above"),
                         });
                     }
                     outs
@@ -281,10 +410,7 @@ impl<'a> Batch<'a> {
             debug_assert!(out.iter().all(|o| o.len() == node.len), "{}", node.name);
             values.push(out);
         }
-        for &(s, _) in tokens {
-            self.seqs[s].position += 1;
-        }
-        Ok(values)
+        Ok((slots, values))
     }
 }
 
@@ -393,9 +519,18 @@ pub fn silu(x: f32) -> f32 {
     x / (1.0 + (-x).exp())
 }
 
-/// One query over the cache: per head, softmax of the scaled scores against every cached key
-/// of its KV group, then the weighted sum of the values.
-fn attention(q: &[f32], cache: &KvCache, heads: usize, kv_heads: usize, hd: usize) -> Vec<f32> {
+/// One query over the cache and then `extra` (uncommitted keys and values, the query's own
+/// last): per head, softmax of the scaled scores against every key of its KV group, then the
+/// weighted sum of the values, in position order (a token attends to the same keys in the same
+/// order whether they were committed or not, so it gets the same bits).
+fn attention(
+    q: &[f32],
+    cache: &KvCache,
+    extra: &[(&[f32], &[f32])],
+    heads: usize,
+    kv_heads: usize,
+    hd: usize,
+) -> Vec<f32> {
     let kv_dim = kv_heads * hd;
     let positions = cache.k.len() / kv_dim;
     let group = heads / kv_heads;
@@ -404,12 +539,19 @@ fn attention(q: &[f32], cache: &KvCache, heads: usize, kv_heads: usize, hd: usiz
     for (h, o) in out.chunks_exact_mut(hd).enumerate() {
         let qh = &q[h * hd..(h + 1) * hd];
         let g = h / group;
-        let mut scores: Vec<f32> =
-            (0..positions).map(|p| dot(qh, &cache.k[p * kv_dim + g * hd..][..hd]) * scale).collect();
+        let key = |p: usize| match p.checked_sub(positions) {
+            None => &cache.k[p * kv_dim + g * hd..][..hd],
+            Some(e) => &extra[e].0[g * hd..][..hd],
+        };
+        let value = |p: usize| match p.checked_sub(positions) {
+            None => &cache.v[p * kv_dim + g * hd..][..hd],
+            Some(e) => &extra[e].1[g * hd..][..hd],
+        };
+        let all = positions + extra.len();
+        let mut scores: Vec<f32> = (0..all).map(|p| dot(qh, key(p)) * scale).collect();
         softmax(&mut scores);
         for (p, s) in scores.iter().enumerate() {
-            let v = &cache.v[p * kv_dim + g * hd..][..hd];
-            o.iter_mut().zip(v).for_each(|(o, v)| *o += s * v);
+            o.iter_mut().zip(value(p)).for_each(|(o, v)| *o += s * v);
         }
     }
     out

@@ -33,6 +33,9 @@ mod open;
 pub mod passes;
 pub mod program;
 pub mod prune;
+pub mod speculate;
+#[cfg(test)]
+mod speculate_tests;
 pub mod tokenizer;
 pub mod workload;
 

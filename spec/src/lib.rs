@@ -28,6 +28,7 @@ pub mod program;
 pub mod rlc;
 pub mod rlc_file;
 pub mod rtl_fit;
+pub mod speculation;
 pub mod trace;
 
 pub use arch::{Arbitration, Arch, ArchError, ArchHash, Datapath};
