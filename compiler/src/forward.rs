@@ -161,21 +161,32 @@ pub struct Feed {
 }
 
 /// One sequence's state: its caches, the position of its next token, and uncommitted tokens'
-/// keys and values (`[slot][layer]`; a slot fed by an early-exit draft has only its first layers).
+/// keys and values (`[slot][layer]`; none for a block the pass skipped).
 #[derive(Clone, Debug)]
 struct Sequence {
     cache: Vec<KvCache>,
     position: usize,
-    scratch: Vec<Vec<(Vec<f32>, Vec<f32>)>>,
+    scratch: Vec<Vec<Option<(Vec<f32>, Vec<f32>)>>>,
 }
 
 /// Runs a block's mixture in place of the graph's experts: the seam the expert policies of
 /// speculative decoding use (which experts and which of their channels each token gets).
 pub trait MixtureExec {
     /// For the tokens of one [`Batch::feed`] (in feed order) at block `layer`: each one's FFN
-    /// input `x` and router logits. Returns each token's routing weights and mixture output, or
-    /// `None` to let the graph's experts run (exactly as without the hook).
-    fn mixture(&mut self, layer: LayerId, x: &[&[f32]], logits: &[&[f32]]) -> Option<Vec<(Vec<f32>, Vec<f32>)>>;
+    /// input `x` and router logits. Says how the block's mixture runs for them.
+    fn mixture(&mut self, layer: LayerId, x: &[&[f32]], logits: &[&[f32]]) -> Mixing;
+}
+
+/// How a block's mixture runs ([`MixtureExec::mixture`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Mixing {
+    /// As the graph says: its routing, its experts.
+    Graph,
+    /// The graph's experts under these routing weights (one vector per token).
+    Routes(Vec<Vec<f32>>),
+    /// These routing weights and these outputs (one pair per token); the graph's experts do
+    /// not run.
+    Outputs(Vec<(Vec<f32>, Vec<f32>)>),
 }
 
 /// Several sequences decoded side by side: each step feeds one token to any subset of them,
@@ -187,6 +198,11 @@ pub struct Batch<'a> {
     seqs: Vec<Sequence>,
     /// RoPE inverse frequencies, one per pair of a head.
     inv_freq: Vec<f32>,
+    /// The block of each node (from its name, `blk.N.*`).
+    block_of: Vec<Option<usize>>,
+    /// Per block: the residual entering it (its norm's input) and its last node (the residual
+    /// leaving it).
+    blocks: Vec<(NodeId, NodeId)>,
 }
 
 impl<'a> Batch<'a> {
@@ -196,7 +212,19 @@ impl<'a> Batch<'a> {
         let inv_freq =
             (0..c.head_dim / 2).map(|i| 1.0 / c.rope_base.powf((2 * i) as f32 / c.head_dim as f32)).collect();
         let seq = Sequence { cache: vec![KvCache::default(); c.layers], position: 0, scratch: Vec::new() };
-        Batch { ckpt, seqs: vec![seq; n], inv_freq }
+        let nodes = &ckpt.graph.nodes;
+        let block_of: Vec<Option<usize>> =
+            nodes.iter().map(|n| n.name.strip_prefix("blk.")?.split('.').next()?.parse().ok()).collect();
+        let blocks = (0..c.layers)
+            .map(|l| {
+                let first = block_of.iter().position(|&b| b == Some(l)).expect("every block has nodes");
+                let last = block_of.iter().rposition(|&b| b == Some(l)).expect("every block has nodes");
+                let Op::RmsNorm { input, .. } = nodes[first].op else { panic!("block {l} starts with its norm") };
+                assert!(matches!(nodes[last].op, Op::Add { .. }), "block {l} ends with its residual");
+                (input, NodeId(last as u32))
+            })
+            .collect();
+        Batch { ckpt, seqs: vec![seq; n], inv_freq, block_of, blocks }
     }
 
     /// Tokens committed so far by sequence `s`.
@@ -238,7 +266,7 @@ impl<'a> Batch<'a> {
             .iter()
             .map(|&(seq, token)| Feed { seq, token, position: self.seqs[seq].position, context: Vec::new() })
             .collect();
-        let (slots, values) = self.feed(&feeds, exec, None, nodes)?;
+        let (slots, values) = self.feed(&feeds, exec, None, nodes, &[])?;
         for (f, s) in feeds.iter().zip(slots) {
             self.commit(f.seq, &[s]);
         }
@@ -251,8 +279,8 @@ impl<'a> Batch<'a> {
         let seq = &mut self.seqs[s];
         for slot in slots {
             let kv = &seq.scratch[slot.0];
-            assert_eq!(kv.len(), seq.cache.len(), "commit: slot {} was not fed through every block", slot.0);
-            for (cache, (k, v)) in seq.cache.iter_mut().zip(kv) {
+            for (cache, kv) in seq.cache.iter_mut().zip(kv) {
+                let (k, v) = kv.as_ref().unwrap_or_else(|| panic!("commit: slot {} skipped a block", slot.0));
                 cache.k.extend_from_slice(k);
                 cache.v.extend_from_slice(v);
             }
@@ -266,15 +294,18 @@ impl<'a> Batch<'a> {
         self.seqs[s].scratch.clear();
     }
 
-    /// Runs the first `nodes` nodes of the graph for `feeds` and keeps each one's keys and
-    /// values uncommitted; returns their slots and every node's output for each (`[node][feed]`).
-    /// `mixture`, where given, runs the blocks' mixtures ([`MixtureExec`]).
+    /// Runs the first `nodes` nodes of the graph for `feeds`, but not the blocks `skip` marks
+    /// (a skipped block passes its input on, as a residual stream without it would), and keeps
+    /// each token's keys and values uncommitted; returns their slots and every node's output for
+    /// each (`[node][feed]`; empty for skipped nodes). `mixture`, where given, runs the blocks'
+    /// mixtures ([`MixtureExec`]).
     pub fn feed(
         &mut self,
         feeds: &[Feed],
         exec: &mut dyn LinearExec,
         mut mixture: Option<&mut dyn MixtureExec>,
         nodes: usize,
+        skip: &[bool],
     ) -> Result<(Vec<Slot>, Vec<Vec<Vec<f32>>>), ForwardError> {
         let ckpt = self.ckpt;
         let c = &ckpt.graph.config;
@@ -302,7 +333,7 @@ impl<'a> Batch<'a> {
                 }
                 return Err(ForwardError::NoSlot(s.0));
             }
-            scratch.push(Vec::new());
+            scratch.push(vec![None; c.layers]);
             slots.push(Slot(scratch.len() - 1));
         }
         let mut values: Vec<Vec<Vec<f32>>> = Vec::with_capacity(ckpt.graph.nodes.len());
@@ -310,6 +341,14 @@ impl<'a> Batch<'a> {
         let mut mixed: BTreeMap<NodeId, Vec<Vec<f32>>> = BTreeMap::new();
         for (i, node) in ckpt.graph.nodes.iter().enumerate().take(nodes) {
             let val = |id: NodeId, b: usize| &values[id.0 as usize][b];
+            if let Some(l) = self.block_of[i].filter(|&l| skip.get(l) == Some(&true)) {
+                // A skipped block: nothing, but its last node (the residual out) is its input.
+                let (entry, exit) = self.blocks[l];
+                let out =
+                    if i == exit.0 as usize { values[entry.0 as usize].clone() } else { vec![Vec::new(); feeds.len()] };
+                values.push(out);
+                continue;
+            }
             let out: Vec<Vec<f32>> = match node.op {
                 Op::Linear { input, weight, kind, layer, expert } => {
                     // An expert's layer runs for the tokens whose routing chose it; the others get
@@ -351,16 +390,20 @@ impl<'a> Batch<'a> {
                         };
                         let xs: Vec<&[f32]> = (0..feeds.len()).map(|b| val(input, b).as_slice()).collect();
                         let ls: Vec<&[f32]> = (0..feeds.len()).map(|b| val(logits, b).as_slice()).collect();
-                        m.mixture(layer, &xs, &ls)
+                        Some(m.mixture(layer, &xs, &ls))
                     });
-                    match given {
-                        Some(given) => {
-                            assert_eq!(given.len(), feeds.len(), "a mixture hook answers for every token");
-                            let (routes, outs): (Vec<_>, Vec<_>) = given.into_iter().unzip();
+                    let routes = |given: Vec<Vec<f32>>| {
+                        assert_eq!(given.len(), feeds.len(), "a mixture hook answers for every token");
+                        given
+                    };
+                    match given.unwrap_or(Mixing::Graph) {
+                        Mixing::Graph => (0..feeds.len()).map(|b| route(val(logits, b), top_k, gating)).collect(),
+                        Mixing::Routes(given) => routes(given),
+                        Mixing::Outputs(given) => {
+                            let (given, outs): (Vec<_>, Vec<_>) = given.into_iter().unzip();
                             mixed.insert(NodeId(i as u32), outs);
-                            routes
+                            routes(given)
                         }
-                        None => (0..feeds.len()).map(|b| route(val(logits, b), top_k, gating)).collect(),
                     }
                 }
                 Op::Combine { route, .. } if mixed.contains_key(&route) => mixed.remove(&route).unwrap_or_default(),
@@ -380,10 +423,10 @@ impl<'a> Batch<'a> {
                             Op::Attention { q, k, v, layer } => {
                                 let l = layer.0 as usize;
                                 let seq = &mut self.seqs[f.seq];
-                                seq.scratch[slots[b].0].push((val(k, b).clone(), val(v, b).clone()));
+                                seq.scratch[slots[b].0][l] = Some((val(k, b).clone(), val(v, b).clone()));
                                 let mut rows = Vec::with_capacity(f.context.len() + 1);
                                 for s in f.context.iter().chain([&slots[b]]) {
-                                    let (k, v) = seq.scratch[s.0].get(l).ok_or(ForwardError::NoSlot(s.0))?;
+                                    let (k, v) = seq.scratch[s.0][l].as_ref().ok_or(ForwardError::NoSlot(s.0))?;
                                     rows.push((k.as_slice(), v.as_slice()));
                                 }
                                 attention(val(q, b), &seq.cache[l], &rows, c.heads, c.kv_heads, c.head_dim)

@@ -12,6 +12,9 @@
 
 pub mod calibrate;
 pub mod checkpoint;
+pub mod coalesce;
+#[cfg(test)]
+mod coalesce_tests;
 pub mod compile;
 pub mod corpus;
 pub mod encode;
@@ -26,6 +29,7 @@ mod gguf_write;
 pub mod hf;
 pub mod input;
 pub mod models;
+pub mod moe_eval;
 #[cfg(test)]
 mod moe_tests;
 pub mod moefy;

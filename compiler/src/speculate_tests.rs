@@ -4,7 +4,7 @@
 use crate::checkpoint::test_models::random_checkpoint;
 use crate::checkpoint::Checkpoint;
 use crate::forward::{greedy, Batch, Dense, Feed, ForwardError, Slot};
-use crate::speculate::{generate, Accept, SpeculateError, Speculator};
+use crate::speculate::{generate, Accept, Draft, SpeculateError, Speculator};
 use crate::tokenizer::TokenId;
 use lacuna_spec::graph::{LlamaConfig, MoeConfig};
 use lacuna_spec::speculation::TreeShape;
@@ -34,9 +34,10 @@ fn tree_decoding_gives_exactly_the_greedy_tokens_for_every_shape_and_draft() {
         for prompt in prompts(ckpt.graph.config.vocab, 6) {
             let want = greedy(&ckpt, &prompt, 20, &mut Dense).unwrap();
             for shape in ["0x1", "1x1", "3x2", "4x4", "2x16"] {
-                for draft in [1, layers] {
+                for draft in ["0", "0,2", &format!("0-{}", layers - 1)] {
+                    let draft = Draft::parse(draft, layers).unwrap();
                     let shape: TreeShape = shape.parse().unwrap();
-                    let (got, steps) = generate(&ckpt, &prompt, 20, shape, draft, &mut Dense, None).unwrap();
+                    let (got, steps) = generate(&ckpt, &prompt, 20, shape, &draft, &mut Dense, None).unwrap();
                     assert_eq!(
                         got,
                         want,
@@ -59,7 +60,8 @@ fn a_draft_that_is_the_whole_target_is_accepted_to_the_full_depth() {
         let layers = ckpt.graph.config.layers;
         // Width 1: a beam wider than one may drop the greedy path for a more probable one.
         let shape = TreeShape { depth: 3, width: 1 };
-        let (_, steps) = generate(&ckpt, &[TokenId(1), TokenId(2)], 24, shape, layers, &mut Dense, None).unwrap();
+        let whole = Draft::first(layers, layers).unwrap();
+        let (_, steps) = generate(&ckpt, &[TokenId(1), TokenId(2)], 24, shape, &whole, &mut Dense, None).unwrap();
         assert!(
             steps.iter().all(|s| s.path.len() == 4),
             "{:?}",
@@ -73,8 +75,9 @@ fn a_tree_node_gets_the_logits_of_its_path_decoded_one_token_at_a_time() {
     for ckpt in models() {
         let text: Vec<TokenId> = [3, 7, 1, 9, 4, 4, 2].map(TokenId).to_vec();
         // The prompt is text[..2]; teacher forcing along text[3..] from root text[2].
-        let mut s = Speculator::new(&ckpt, TreeShape { depth: 4, width: 3 }, 1).unwrap();
-        s.prefill(&text[..2], &mut Dense, None).unwrap();
+        let draft = Draft::first(1, 3).unwrap();
+        let mut s = Speculator::new(&ckpt, TreeShape { depth: 4, width: 3 }, &draft).unwrap();
+        let prefilled = s.prefill(&text[..2], &mut Dense, None).unwrap();
         // The text as a chain, each node with a decoy sibling.
         let node = |parent, token, depth| crate::speculate::TreeNode { parent: Some(parent), token, depth, p: 0.5 };
         let mut tree = vec![crate::speculate::TreeNode { parent: None, token: text[2], depth: 0, p: 1.0 }];
@@ -89,9 +92,8 @@ fn a_tree_node_gets_the_logits_of_its_path_decoded_one_token_at_a_time() {
         let mut b = Batch::new(&ckpt, 1);
         for (i, &t) in text.iter().enumerate() {
             let logits = b.step(&[(0, t)], &mut Dense).unwrap().remove(0);
-            if i >= 2 {
-                assert_eq!(logits, out.logits[i - 2], "position {i}");
-            }
+            let tree_or_chain = if i < 2 { &prefilled[i] } else { &out.logits[i - 2] };
+            assert_eq!(&logits, tree_or_chain, "position {i}");
         }
         assert_eq!(s.position(), text.len());
     }
@@ -101,9 +103,13 @@ fn a_tree_node_gets_the_logits_of_its_path_decoded_one_token_at_a_time() {
 fn bad_drafts_prompts_and_contexts_are_refused() {
     let ckpt = &models()[0];
     let shape = TreeShape { depth: 1, width: 1 };
-    assert!(matches!(Speculator::new(ckpt, shape, 0), Err(SpeculateError::DraftLayers(0, 3))));
-    assert!(matches!(Speculator::new(ckpt, shape, 4), Err(SpeculateError::DraftLayers(4, 3))));
-    let mut s = Speculator::new(ckpt, shape, 1).unwrap();
+    for bad in ["", "3", "0-3", "2-1", "a", "0,,1", "-1"] {
+        assert!(matches!(Draft::parse(bad, 3), Err(SpeculateError::DraftBlocks(..))), "{bad}");
+    }
+    assert!(Draft::first(0, 3).is_err() && Draft::first(4, 3).is_err());
+    assert!(Speculator::new(ckpt, shape, &Draft::parse("0-4", 5).unwrap()).is_err(), "a draft for another depth");
+    assert_eq!(Draft::parse("0,2-3,1", 5).unwrap().to_string(), "0-3");
+    let mut s = Speculator::new(ckpt, shape, &Draft::first(1, 3).unwrap()).unwrap();
     assert_eq!(s.prefill(&[], &mut Dense, None), Err(SpeculateError::EmptyPrompt));
     assert!(matches!(
         s.prefill(&[TokenId(48)], &mut Dense, None),
@@ -112,9 +118,9 @@ fn bad_drafts_prompts_and_contexts_are_refused() {
     let mut b = Batch::new(ckpt, 1);
     let feed = |position, context: Vec<Slot>| Feed { seq: 0, token: TokenId(1), position, context };
     let n = ckpt.graph.nodes.len();
-    assert_eq!(b.feed(&[feed(1, vec![])], &mut Dense, None, n).err(), Some(ForwardError::BadContext(1, 0, 0)));
-    assert_eq!(b.feed(&[feed(1, vec![Slot(3)])], &mut Dense, None, n).err(), Some(ForwardError::NoSlot(3)));
-    // A slot fed only through the first block cannot be attended to in the second.
-    let (slots, _) = b.feed(&[feed(0, vec![])], &mut Dense, None, 5).unwrap();
-    assert!(matches!(b.feed(&[feed(1, slots)], &mut Dense, None, n), Err(ForwardError::NoSlot(0))));
+    assert_eq!(b.feed(&[feed(1, vec![])], &mut Dense, None, n, &[]).err(), Some(ForwardError::BadContext(1, 0, 0)));
+    assert_eq!(b.feed(&[feed(1, vec![Slot(3)])], &mut Dense, None, n, &[]).err(), Some(ForwardError::NoSlot(3)));
+    // A slot that skipped the second block cannot be attended to there.
+    let (slots, _) = b.feed(&[feed(0, vec![])], &mut Dense, None, n, &[false, true, false]).unwrap();
+    assert!(matches!(b.feed(&[feed(1, slots)], &mut Dense, None, n, &[]), Err(ForwardError::NoSlot(0))));
 }

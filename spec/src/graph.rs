@@ -71,7 +71,7 @@ pub enum Gating {
 }
 
 /// The experts of a mixture-of-experts FFN.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MoeConfig {
     /// Experts per block.

@@ -8,6 +8,7 @@
 //! per token for the linear layers, against dense FP16 GEMV on the same hardware.
 
 use crate::cmd::compile::model_path;
+use crate::cmd::eval_moe::MoeShape;
 use crate::cmd::Percent;
 use crate::table::Table;
 use anyhow::{bail, Context, Result};
@@ -20,6 +21,7 @@ use lacuna_compiler::passes::prune_weights::PruneMethod;
 use lacuna_compiler::tokenizer::TokenId;
 use lacuna_model::energy::EnergyTable;
 use lacuna_model::program::{dense_baselines, run_step};
+use lacuna_spec::speculation::{MoePolicy, TreeShape};
 use lacuna_spec::Arch;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -42,12 +44,42 @@ pub struct Args {
     /// Architecture: a preset (edge, tiny) or a TOML file.
     #[arg(long, default_value = "edge")]
     arch: String,
-    /// Evaluation documents (4 entries of Debian's `literature` fortunes each).
-    #[arg(long, default_value_t = 16)]
-    docs: usize,
+    /// Evaluation documents (4 entries of Debian's `literature` fortunes each) [default: 16,
+    /// with --moe 4].
+    #[arg(long)]
+    docs: Option<usize>,
     /// Calibration documents (4 entries of Debian's `fortunes` each).
     #[arg(long, default_value_t = 32)]
     calibration_docs: usize,
+    /// Mixture of experts with speculative decoding instead of dual sparsity: the dense FFNs
+    /// split into E experts, K chosen per token (MoEfication), e.g. 16x4; every expert policy
+    /// side by side.
+    #[arg(long)]
+    moe: Option<MoeShape>,
+    /// With --moe: draft trees of depth D and width W.
+    #[arg(long, default_value = "4x4")]
+    tree: TreeShape,
+    /// With --moe: tokens generated per prompt.
+    #[arg(long, default_value_t = 32)]
+    tokens: usize,
+    /// With --moe: generation prompts (16 tokens of held-out fortunes each).
+    #[arg(long, default_value_t = 4)]
+    prompts: usize,
+    /// With --moe: the self-draft's blocks, e.g. 0-9,20-29 [default: the first and last thirds].
+    #[arg(long)]
+    draft: Option<String>,
+    /// With --moe: experts per block and step of the `budget` policy [default: 2 K].
+    #[arg(long)]
+    expert_budget: Option<usize>,
+    /// With --moe: channels a depth may select under coalescing, in units of one token's need.
+    #[arg(long, default_value_t = 1.0)]
+    channel_budget: f64,
+    /// With --moe: rank of the coalescing's gate predictor.
+    #[arg(long, default_value_t = 32)]
+    predictor_rank: usize,
+    /// With --moe: the policies to run.
+    #[arg(long, value_delimiter = ',', default_values = ["no-sd", "naive", "budget", "coalesced", "coalesced-calibrated"])]
+    policies: Vec<MoePolicy>,
     /// Tokens per document at most.
     #[arg(long, default_value_t = 64)]
     max_tokens: usize,
@@ -117,14 +149,41 @@ const SCOPE: &str = "speed and energy cover the whole decode step (linear layers
 
 pub fn run(a: Args) -> Result<ExitCode> {
     use crate::cmd::compile::{MAX_DOCS, MAX_DOC_TOKENS};
+    let docs = a.docs.unwrap_or(if a.moe.is_some() { 4 } else { 16 });
     for (flag, v, max) in [
-        ("--docs", a.docs, MAX_DOCS),
+        ("--docs", docs, MAX_DOCS),
         ("--calibration-docs", a.calibration_docs, MAX_DOCS),
         ("--max-tokens", a.max_tokens, MAX_DOC_TOKENS),
+        ("--prompts", a.prompts, MAX_DOCS),
+        ("--tokens", a.tokens, MAX_DOC_TOKENS),
     ] {
         if v > max {
             bail!("{flag} must be at most {max}, got {v}");
         }
+    }
+    if let Some(moe) = a.moe {
+        if !(a.channel_budget.is_finite() && a.channel_budget >= 0.0) {
+            bail!("--channel-budget must be a non-negative number, got {}", a.channel_budget);
+        }
+        if a.expert_budget == Some(0) {
+            bail!("--expert-budget must be at least 1");
+        }
+        return crate::cmd::eval_moe::run(crate::cmd::eval_moe::MoeArgs {
+            model_path: model_path(&a.model)?,
+            moe,
+            tree: a.tree,
+            tokens: a.tokens,
+            prompts: a.prompts,
+            docs,
+            calibration_docs: a.calibration_docs,
+            max_tokens: a.max_tokens,
+            draft: a.draft,
+            expert_budget: a.expert_budget,
+            channel_budget: a.channel_budget,
+            rank: a.predictor_rank,
+            policies: a.policies,
+            json: a.json,
+        });
     }
     let arch = Arch::load(&a.arch)?;
     let method: PruneMethod = a.method.parse().map_err(anyhow::Error::msg)?;
@@ -136,7 +195,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let dense = Checkpoint::open(&path)?;
     let eval_docs: Vec<Vec<TokenId>> = join(&fortunes(Split::Evaluation).map_err(anyhow::Error::msg)?, 4)
         .iter()
-        .take(a.docs)
+        .take(docs)
         .map(|t| dense.tokenizer.encode(t).into_iter().take(a.max_tokens).collect())
         .collect();
     say(&format!("dense model on {} evaluation documents", eval_docs.len()));

@@ -5,6 +5,7 @@ pub mod cosim;
 pub mod emit_verilog;
 pub mod encode;
 pub mod eval;
+pub mod eval_moe;
 pub mod forward;
 pub mod inspect;
 pub mod merge;

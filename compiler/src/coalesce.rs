@@ -1,0 +1,535 @@
+//! The expert policies of a speculative step, and the expert traffic each one costs.
+//!
+//! A [`PolicyExec`] runs every mixture block of the target's passes ([`StepPolicy`]) and counts
+//! the expert weights the step loads, in A8W4 ([`a8w4_channel_bytes`]; one channel of an expert
+//! is its gate row, up row and down column). Nothing stays on chip from one step or block to
+//! the next: each block of each step loads what it uses.
+//!
+//! - Prefill: every token's own top k (the union loaded), or prompt-wise reuse ([`Reuse`]).
+//! - `no-sd`, `naive`: the graph's routing; the block loads the union of the tokens' top-k.
+//! - `budget` (MoE-Spec style): the `expert_budget` experts with the most routing mass over the
+//!   tree (`sum_t p_t prob_t(e)` over tokens that chose e; `p_t` the draft's path probability, 1
+//!   for the root) are loaded; each token takes its top k among them.
+//! - `coalesced` (EdgeXpert's depth-aware coalescing, our design beyond its abstract): tokens
+//!   grouped by depth, the root first. For a group, channel j of an expert e it routes to
+//!   scores `sum_t p_t prob_t(e) |silu(g~_tj)| mean|up_j|`, with `g~` the gate predicted by a
+//!   rank-r projection (`g~ = (W_gate P)(P^T x)`, P the top r principal directions of the block's
+//!   calibration inputs; its weights are loaded once per block and counted). The group selects
+//!   its `channel_budget x k x expert_ffn` best channels (one token's need at 1.0); those not on
+//!   chip are loaded; every token then uses all loaded channels of its experts, those selected
+//!   for earlier depths included.
+//! - `coalesced-calibrated`: as `coalesced`, plus the skipped channels' expected contribution
+//!   (FLAP-style mean compensation): with L the used channels, mu the expert's mean inner
+//!   activation over calibration tokens routed to it, and `c = W_down mu` kept on chip,
+//!   `y = W_down[:,L] a_L + kappa (c - W_down[:,L] mu_L)`, `kappa = |a_L|_1 / |mu_L|_1`
+//!   (1 when nothing is loaded). Its only traffic is the loaded channels' own.
+
+use crate::checkpoint::{Checkpoint, Matrix};
+use crate::forward::{dot, route, silu, softmax, Mixing, MixtureExec};
+use crate::speculate::{Pass, StepPolicy, TreeNode};
+use crate::tokenizer::TokenId;
+use lacuna_spec::graph::{LayerId, MoeConfig};
+use lacuna_spec::speculation::{a8w4_bytes, a8w4_channel_bytes, MoePolicy};
+use rayon::prelude::*;
+
+/// The knobs of the policies.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PolicyConfig {
+    /// The policy.
+    pub policy: MoePolicy,
+    /// `budget`: experts loaded per block and step.
+    pub expert_budget: usize,
+    /// `coalesced*`: channels a depth selects, in units of one token's need (k x expert_ffn).
+    pub channel_budget: f64,
+    /// Prefill passes: prompt-wise expert reuse, or (none) every token's own top k.
+    pub reuse: Option<Reuse>,
+}
+
+/// Prompt-wise expert reuse in prefill (EdgeXpert; the scorers are ours): per block, the
+/// `important` share of the prompt's tokens (at least one) keeps its top k; the union of their
+/// experts is the shared set S; every other token takes its top `reduced_k` within S (routing
+/// weights by the model's gating over S). The block loads S only.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reuse {
+    /// How tokens are ranked.
+    pub scorer: Scorer,
+    /// Share of the prompt's tokens that keep their own experts.
+    pub important: f64,
+    /// Experts each other token takes within the shared set.
+    pub reduced_k: usize,
+}
+
+/// How prompt-wise reuse finds the important tokens of a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scorer {
+    /// The router's confidence: the probability mass of the token's own top k (a token whose
+    /// routing is sharp needs its experts; a diffuse one loses little within S).
+    RouterConfidence,
+    /// Evenly spaced tokens, the first included: the control a scorer must beat.
+    Spaced,
+}
+
+/// One expert's weights, channel-major (row j of each is channel j).
+struct Expert<'a> {
+    gate: &'a Matrix,
+    up: &'a Matrix,
+    down_t: Matrix,
+}
+
+/// One block's calibration statistics, per expert.
+#[derive(Clone, Debug)]
+pub struct BlockStats {
+    /// `P^T`: the top principal directions of the block's FFN inputs (rank x hidden).
+    pub basis: Matrix,
+    /// `W_gate P` per expert (expert_ffn x rank).
+    pub gate_lr: Vec<Matrix>,
+    /// Mean inner activation per channel over the tokens routed to the expert.
+    pub mean: Vec<Vec<f32>>,
+    /// Mean `|up x|` per channel over the same tokens.
+    pub mean_abs_up: Vec<Vec<f32>>,
+    /// `W_down mean`: the expert's mean output.
+    pub mean_out: Vec<Vec<f32>>,
+}
+
+/// A mixture's calibration statistics, one entry per block.
+#[derive(Clone, Debug)]
+pub struct MixtureStats {
+    /// By block.
+    pub blocks: Vec<BlockStats>,
+    /// Calibration tokens they were measured on.
+    pub tokens: usize,
+}
+
+/// What a policy loaded, summed over passes.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Counts {
+    /// Verification passes (steps).
+    pub steps: u64,
+    /// Expert weight bytes the steps loaded.
+    pub expert_bytes: u64,
+    /// Gate-predictor bytes the steps loaded (coalescing only).
+    pub predictor_bytes: u64,
+    /// Sum over (block, step) of the experts with anything loaded.
+    pub experts_loaded: u64,
+    /// (block, step) pairs.
+    pub block_steps: u64,
+    /// Prefill: expert bytes, experts over (block, prompt) pairs, prompt tokens.
+    pub prefill_expert_bytes: u64,
+    /// See `prefill_expert_bytes`.
+    pub prefill_experts_loaded: u64,
+    /// See `prefill_expert_bytes`.
+    pub prefill_block_passes: u64,
+}
+
+/// Runs the mixture blocks of a target's passes under a policy and counts their traffic.
+pub struct PolicyExec<'a> {
+    cfg: PolicyConfig,
+    moe: MoeConfig,
+    hidden: usize,
+    experts: Vec<Vec<Expert<'a>>>,
+    stats: Option<&'a MixtureStats>,
+    tree: Vec<TreeNode>,
+    prefill: bool,
+    /// The traffic so far.
+    pub counts: Counts,
+}
+
+/// The weights of expert `e` of block `l`.
+fn expert_weights<'a>(ckpt: &'a Checkpoint, l: usize, e: usize) -> Expert<'a> {
+    let find = |part: &str| {
+        let name = format!("blk.{l}.{part}.{e}.weight");
+        let at = ckpt.graph.weights.iter().position(|w| w.tensor == name);
+        &ckpt.weights[at.unwrap_or_else(|| panic!("a mixture's graph names {name}"))]
+    };
+    let down = find("ffn_down");
+    let mut t = vec![0f32; down.data.len()];
+    for r in 0..down.rows {
+        for (c, &v) in down.row(r).iter().enumerate() {
+            t[c * down.rows + r] = v;
+        }
+    }
+    Expert { gate: find("ffn_gate"), up: find("ffn_up"), down_t: Matrix { rows: down.cols, cols: down.rows, data: t } }
+}
+
+impl<'a> PolicyExec<'a> {
+    /// The policy for `ckpt` (a mixture); coalescing needs `stats`.
+    pub fn new(ckpt: &'a Checkpoint, cfg: PolicyConfig, stats: Option<&'a MixtureStats>) -> Result<Self, String> {
+        let c = &ckpt.graph.config;
+        let moe = c.moe.ok_or("the model is not a mixture")?;
+        let coalesces = matches!(cfg.policy, MoePolicy::Coalesced | MoePolicy::CoalescedCalibrated);
+        if coalesces && stats.is_none_or(|s| s.blocks.len() != c.layers) {
+            return Err(format!("{} needs the mixture's calibration statistics", cfg.policy));
+        }
+        if cfg.policy == MoePolicy::Budget && cfg.expert_budget == 0 {
+            return Err("an expert budget of 0 loads nothing".into());
+        }
+        if cfg.reuse.is_some_and(|r| r.reduced_k == 0 || !(r.important > 0.0 && r.important <= 1.0)) {
+            return Err(
+                "prompt-wise reuse needs a share of important tokens in (0, 1] and a reduced k of 1 or more".into()
+            );
+        }
+        if !(cfg.channel_budget.is_finite() && cfg.channel_budget >= 0.0) {
+            return Err(format!("channel budget {} is not a non-negative number", cfg.channel_budget));
+        }
+        let experts = (0..c.layers).map(|l| (0..moe.experts).map(|e| expert_weights(ckpt, l, e)).collect()).collect();
+        Ok(PolicyExec {
+            cfg,
+            moe,
+            hidden: c.hidden,
+            experts,
+            stats,
+            tree: Vec::new(),
+            prefill: false,
+            counts: Counts::default(),
+        })
+    }
+
+    fn expert_bytes(&self, channels: usize) -> u64 {
+        channels as u64 * a8w4_channel_bytes(self.hidden)
+    }
+
+    /// Tokens' path probabilities and depths in feed order (a prefill chain: 1 and 0).
+    fn token(&self, b: usize) -> (f32, usize) {
+        self.tree.get(b).map_or((1.0, 0), |n| (n.p, n.depth))
+    }
+
+    /// The graph's routing; counts the union of the chosen experts.
+    fn union(&mut self, logits: &[&[f32]]) -> Mixing {
+        let routes: Vec<Vec<f32>> = logits.iter().map(|l| route(l, self.moe.top_k, self.moe.gating)).collect();
+        let used = (0..self.moe.experts).filter(|&e| routes.iter().any(|r| r[e] != 0.0)).count();
+        self.count(used, self.expert_bytes(used * self.moe.expert_ffn), 0);
+        Mixing::Graph
+    }
+
+    fn count(&mut self, experts: usize, bytes: u64, predictor: u64) {
+        let c = &mut self.counts;
+        if self.prefill {
+            c.prefill_experts_loaded += experts as u64;
+            c.prefill_expert_bytes += bytes;
+            c.prefill_block_passes += 1;
+        } else {
+            c.experts_loaded += experts as u64;
+            c.expert_bytes += bytes;
+            c.predictor_bytes += predictor;
+            c.block_steps += 1;
+        }
+    }
+
+    /// MoE-Spec style: the experts with the most routing mass, each token's top k among them.
+    fn budget(&mut self, logits: &[&[f32]]) -> Mixing {
+        let (n, k) = (self.moe.experts, self.moe.top_k);
+        let mut mass = vec![0f64; n];
+        for (b, l) in logits.iter().enumerate() {
+            let mut prob = l.to_vec();
+            softmax(&mut prob);
+            let chosen = route(l, k, self.moe.gating);
+            for e in (0..n).filter(|&e| chosen[e] != 0.0) {
+                mass[e] += self.token(b).0 as f64 * prob[e] as f64;
+            }
+        }
+        let mut order: Vec<usize> = (0..n).filter(|&e| mass[e] > 0.0).collect();
+        order.sort_by(|&a, &b| mass[b].total_cmp(&mass[a]));
+        order.truncate(self.cfg.expert_budget);
+        order.sort_unstable();
+        let routes = logits.iter().map(|l| self.route_within(l, &order, k)).collect();
+        self.count(order.len(), self.expert_bytes(order.len() * self.moe.expert_ffn), 0);
+        Mixing::Routes(routes)
+    }
+
+    /// A token's top `k` among the experts `set` (ascending), weighted by the model's gating
+    /// over them.
+    fn route_within(&self, logits: &[f32], set: &[usize], k: usize) -> Vec<f32> {
+        let sub: Vec<f32> = set.iter().map(|&e| logits[e]).collect();
+        let w = route(&sub, k.min(set.len()), self.moe.gating);
+        let mut full = vec![0f32; logits.len()];
+        set.iter().zip(w).for_each(|(&e, w)| full[e] = w);
+        full
+    }
+
+    /// Prompt-wise expert reuse over a prefill pass's tokens.
+    fn reuse(&mut self, logits: &[&[f32]], reuse: Reuse) -> Mixing {
+        let (n, k) = (self.moe.experts, self.moe.top_k);
+        let tokens = logits.len();
+        let keep = ((reuse.important * tokens as f64).ceil() as usize).clamp(1, tokens.max(1));
+        let routes: Vec<Vec<f32>> = logits.iter().map(|l| route(l, k, self.moe.gating)).collect();
+        let important: Vec<usize> = match reuse.scorer {
+            Scorer::RouterConfidence => {
+                let score: Vec<f32> = logits
+                    .iter()
+                    .zip(&routes)
+                    .map(|(l, r)| {
+                        let mut p = l.to_vec();
+                        softmax(&mut p);
+                        (0..n).filter(|&e| r[e] != 0.0).map(|e| p[e]).sum()
+                    })
+                    .collect();
+                let mut order: Vec<usize> = (0..tokens).collect();
+                order.sort_by(|&a, &b| score[b].total_cmp(&score[a]));
+                order.truncate(keep);
+                order
+            }
+            Scorer::Spaced => (0..keep).map(|i| i * tokens / keep).collect(),
+        };
+        let mut shared: Vec<usize> = (0..n).filter(|&e| important.iter().any(|&t| routes[t][e] != 0.0)).collect();
+        shared.sort_unstable();
+        let routes = (0..tokens)
+            .map(|t| {
+                if important.contains(&t) {
+                    routes[t].clone()
+                } else {
+                    self.route_within(logits[t], &shared, reuse.reduced_k)
+                }
+            })
+            .collect();
+        self.count(shared.len(), self.expert_bytes(shared.len() * self.moe.expert_ffn), 0);
+        Mixing::Routes(routes)
+    }
+
+    /// Depth-aware coalescing (with calibration when `calibrated`).
+    fn coalesce(&mut self, layer: usize, x: &[&[f32]], logits: &[&[f32]], calibrated: bool) -> Mixing {
+        let (n, k, f) = (self.moe.experts, self.moe.top_k, self.moe.expert_ffn);
+        let stats = &self.stats.expect("checked in new").blocks[layer];
+        let routes: Vec<Vec<f32>> = logits.iter().map(|l| route(l, k, self.moe.gating)).collect();
+        let probs: Vec<Vec<f32>> = logits
+            .iter()
+            .map(|l| {
+                let mut p = l.to_vec();
+                softmax(&mut p);
+                p
+            })
+            .collect();
+        let projected: Vec<Vec<f32>> = x.iter().map(|x| crate::forward::matvec(&stats.basis, x)).collect();
+        let budget = (self.cfg.channel_budget * (k * f) as f64).round() as usize;
+        let mut loaded = vec![vec![false; f]; n];
+        let mut predicted = vec![false; n];
+        let depths = (0..x.len()).map(|b| self.token(b).1).max().unwrap_or(0);
+        for depth in 0..=depths {
+            let group: Vec<usize> = (0..x.len()).filter(|&b| self.token(b).1 == depth).collect();
+            let mut score = vec![vec![0f32; f]; n];
+            for &b in &group {
+                for e in (0..n).filter(|&e| routes[b][e] != 0.0) {
+                    predicted[e] = true;
+                    let g = crate::forward::matvec(&stats.gate_lr[e], &projected[b]);
+                    let weight = self.token(b).0 * probs[b][e];
+                    for j in 0..f {
+                        score[e][j] += weight * silu(g[j]).abs() * stats.mean_abs_up[e][j];
+                    }
+                }
+            }
+            let mut candidates: Vec<(usize, usize)> =
+                (0..n).flat_map(|e| (0..f).map(move |j| (e, j))).filter(|&(e, j)| score[e][j] > 0.0).collect();
+            candidates.sort_by(|a, b| score[b.0][b.1].total_cmp(&score[a.0][a.1]));
+            for &(e, j) in candidates.iter().take(budget) {
+                loaded[e][j] = true;
+            }
+        }
+        let channels: usize = loaded.iter().map(|l| l.iter().filter(|&&v| v).count()).sum();
+        let experts = loaded.iter().filter(|l| l.iter().any(|&v| v)).count();
+        let rank = stats.basis.rows;
+        let predictor =
+            a8w4_bytes(rank * self.hidden) + predicted.iter().filter(|&&p| p).count() as u64 * a8w4_bytes(f * rank);
+        self.count(experts, self.expert_bytes(channels), predictor);
+        let weights = &self.experts[layer];
+        let outs: Vec<(Vec<f32>, Vec<f32>)> = (0..x.len())
+            .into_par_iter()
+            .map(|b| {
+                let mut y = vec![0f32; x[b].len()];
+                for e in (0..n).filter(|&e| routes[b][e] != 0.0) {
+                    let ye = partial_expert(&weights[e], &loaded[e], x[b], calibrated.then_some((stats, e)));
+                    y.iter_mut().zip(ye).for_each(|(y, v)| *y += routes[b][e] * v);
+                }
+                (routes[b].clone(), y)
+            })
+            .collect();
+        Mixing::Outputs(outs)
+    }
+}
+
+/// An expert's output from its `used` channels, plus the mean compensation of the others.
+fn partial_expert(w: &Expert, used: &[bool], x: &[f32], calibration: Option<(&BlockStats, usize)>) -> Vec<f32> {
+    let mut y = vec![0f32; x.len()];
+    let (mut a_l1, mut mu_l1) = (0f32, 0f32);
+    let mut mean_used = vec![0f32; x.len()];
+    for j in (0..used.len()).filter(|&j| used[j]) {
+        let a = silu(dot(w.gate.row(j), x)) * dot(w.up.row(j), x);
+        y.iter_mut().zip(w.down_t.row(j)).for_each(|(y, d)| *y += a * d);
+        if let Some((s, e)) = calibration {
+            let mu = s.mean[e][j];
+            a_l1 += a.abs();
+            mu_l1 += mu.abs();
+            mean_used.iter_mut().zip(w.down_t.row(j)).for_each(|(m, d)| *m += mu * d);
+        }
+    }
+    if let Some((s, e)) = calibration {
+        let kappa = if mu_l1 > 0.0 { a_l1 / mu_l1 } else { 1.0 };
+        for ((y, c), m) in y.iter_mut().zip(&s.mean_out[e]).zip(&mean_used) {
+            *y += kappa * (c - m);
+        }
+    }
+    y
+}
+
+impl MixtureExec for PolicyExec<'_> {
+    fn mixture(&mut self, layer: LayerId, x: &[&[f32]], logits: &[&[f32]]) -> Mixing {
+        if self.prefill {
+            return match self.cfg.reuse {
+                Some(r) => self.reuse(logits, r),
+                None => self.union(logits),
+            };
+        }
+        match self.cfg.policy {
+            MoePolicy::NoSd | MoePolicy::Naive => self.union(logits),
+            MoePolicy::Budget => self.budget(logits),
+            MoePolicy::Coalesced => self.coalesce(layer.0 as usize, x, logits, false),
+            MoePolicy::CoalescedCalibrated => self.coalesce(layer.0 as usize, x, logits, true),
+        }
+    }
+}
+
+impl StepPolicy for PolicyExec<'_> {
+    fn begin(&mut self, pass: Pass<'_>) {
+        match pass {
+            Pass::Prefill(_) => {
+                self.prefill = true;
+                self.tree.clear();
+            }
+            Pass::Verify(tree) => {
+                self.prefill = false;
+                self.tree = tree.to_vec();
+                self.counts.steps += 1;
+            }
+        }
+    }
+}
+
+/// Records each block's FFN inputs and routing over calibration text.
+#[derive(Default)]
+struct Recorder {
+    x: Vec<Vec<Vec<f32>>>,
+    routes: Vec<Vec<Vec<f32>>>,
+    moe: Option<MoeConfig>,
+}
+
+impl MixtureExec for Recorder {
+    fn mixture(&mut self, layer: LayerId, x: &[&[f32]], logits: &[&[f32]]) -> Mixing {
+        let l = layer.0 as usize;
+        let moe = self.moe.expect("set before the run");
+        if self.x.len() <= l {
+            self.x.resize(l + 1, Vec::new());
+            self.routes.resize(l + 1, Vec::new());
+        }
+        self.x[l].extend(x.iter().map(|v| v.to_vec()));
+        self.routes[l].extend(logits.iter().map(|v| route(v, moe.top_k, moe.gating)));
+        Mixing::Graph
+    }
+}
+
+impl StepPolicy for Recorder {
+    fn begin(&mut self, _: Pass<'_>) {}
+}
+
+/// Measures a mixture's calibration statistics on `docs` (each fed as one prefill), with a gate
+/// predictor of `rank` directions.
+pub fn calibrate_mixture(ckpt: &Checkpoint, docs: &[Vec<TokenId>], rank: usize) -> Result<MixtureStats, String> {
+    let c = &ckpt.graph.config;
+    let moe = c.moe.ok_or("the model is not a mixture")?;
+    if rank == 0 || rank > c.hidden {
+        return Err(format!("a gate predictor of rank {rank} does not fit the hidden size {}", c.hidden));
+    }
+    let mut rec = Recorder { moe: Some(moe), ..Recorder::default() };
+    for doc in docs.iter().filter(|d| !d.is_empty()) {
+        let draft = crate::speculate::Draft::first(c.layers, c.layers).map_err(|e| e.to_string())?;
+        let shape = lacuna_spec::speculation::TreeShape { depth: 0, width: 1 };
+        let mut s = crate::speculate::Speculator::new(ckpt, shape, &draft).map_err(|e| e.to_string())?;
+        s.prefill(doc, &mut crate::forward::Dense, Some(&mut rec)).map_err(|e| e.to_string())?;
+    }
+    let tokens = rec.x.first().map_or(0, Vec::len);
+    if tokens < rank {
+        return Err(format!("{tokens} calibration tokens cannot fit a gate predictor of rank {rank}"));
+    }
+    let blocks = (0..c.layers)
+        .into_par_iter()
+        .map(|l| {
+            let experts: Vec<Expert> = (0..moe.experts).map(|e| expert_weights(ckpt, l, e)).collect();
+            let basis = principal_directions(&rec.x[l], rank, l as u64);
+            let f = moe.expert_ffn;
+            let (mut mean, mut mean_abs_up) = (vec![vec![0f32; f]; moe.experts], vec![vec![0f32; f]; moe.experts]);
+            let mut seen = vec![0usize; moe.experts];
+            for (x, r) in rec.x[l].iter().zip(&rec.routes[l]) {
+                for e in (0..moe.experts).filter(|&e| r[e] != 0.0) {
+                    seen[e] += 1;
+                    for j in 0..f {
+                        let u = dot(experts[e].up.row(j), x);
+                        mean[e][j] += silu(dot(experts[e].gate.row(j), x)) * u;
+                        mean_abs_up[e][j] += u.abs();
+                    }
+                }
+            }
+            for e in 0..moe.experts {
+                let n = seen[e].max(1) as f32;
+                mean[e].iter_mut().chain(mean_abs_up[e].iter_mut()).for_each(|v| *v /= n);
+            }
+            let mean_out = (0..moe.experts)
+                .map(|e| {
+                    let mut y = vec![0f32; c.hidden];
+                    for j in 0..f {
+                        y.iter_mut().zip(experts[e].down_t.row(j)).for_each(|(y, d)| *y += mean[e][j] * d);
+                    }
+                    y
+                })
+                .collect();
+            let gate_lr = experts
+                .iter()
+                .map(|w| {
+                    let data = (0..f)
+                        .flat_map(|j| (0..rank).map(move |r| (j, r)))
+                        .map(|(j, r)| dot(w.gate.row(j), basis.row(r)))
+                        .collect();
+                    Matrix { rows: f, cols: rank, data }
+                })
+                .collect();
+            BlockStats { basis, gate_lr, mean, mean_abs_up, mean_out }
+        })
+        .collect();
+    Ok(MixtureStats { blocks, tokens })
+}
+
+/// The `rank` leading eigenvectors of `E[x x^T]` over `xs` (rows of the result), by subspace
+/// iteration from a seeded start (12 rounds of multiply and Gram-Schmidt, in f64).
+fn principal_directions(xs: &[Vec<f32>], rank: usize, seed: u64) -> Matrix {
+    let d = xs[0].len();
+    let mut cov = vec![0f64; d * d];
+    for x in xs {
+        for i in 0..d {
+            let xi = x[i] as f64;
+            for j in 0..d {
+                cov[i * d + j] += xi * x[j] as f64;
+            }
+        }
+    }
+    // A fixed pseudo-random start (splitmix64), so the basis is reproducible.
+    let mut state = seed ^ 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    let mut q: Vec<Vec<f64>> = (0..rank).map(|_| (0..d).map(|_| next()).collect()).collect();
+    for _ in 0..12 {
+        q = q.iter().map(|v| (0..d).map(|i| (0..d).map(|j| cov[i * d + j] * v[j]).sum()).collect()).collect();
+        for r in 0..rank {
+            for s in 0..r {
+                let p: f64 = (0..d).map(|i| q[r][i] * q[s][i]).sum();
+                for i in 0..d {
+                    q[r][i] -= p * q[s][i];
+                }
+            }
+            let norm = q[r].iter().map(|v| v * v).sum::<f64>().sqrt().max(f64::MIN_POSITIVE);
+            q[r].iter_mut().for_each(|v| *v /= norm);
+        }
+    }
+    Matrix { rows: rank, cols: d, data: q.iter().flatten().map(|&v| v as f32).collect() }
+}

@@ -1,0 +1,157 @@
+//! The expert policies on random mixtures: at their limits they are the exact mixture, and the
+//! traffic they count is what they load.
+
+use crate::checkpoint::test_models::random_checkpoint;
+use crate::checkpoint::Checkpoint;
+use crate::coalesce::{calibrate_mixture, PolicyConfig, PolicyExec, Reuse, Scorer};
+use crate::forward::{greedy, Dense};
+use crate::speculate::{generate, Draft, Speculator};
+use crate::tokenizer::TokenId;
+use lacuna_spec::graph::{Gating, LlamaConfig, MoeConfig};
+use lacuna_spec::speculation::{a8w4_channel_bytes, MoePolicy, TreeShape};
+
+fn mixture(gating: Gating) -> Checkpoint {
+    let moe = MoeConfig { experts: 4, top_k: 2, expert_ffn: 6, gating };
+    let c = LlamaConfig { layers: 3, vocab: 48, context: 96, moe: Some(moe), ..LlamaConfig::tiny() };
+    random_checkpoint(&c, 11)
+}
+
+fn docs() -> Vec<Vec<TokenId>> {
+    (0..6).map(|d| (0..12).map(|i| TokenId((d * 7 + i * 5) % 48)).collect()).collect()
+}
+
+fn config(policy: MoePolicy) -> PolicyConfig {
+    PolicyConfig { policy, expert_budget: 3, channel_budget: 1.0, reuse: None }
+}
+
+const SHAPE: TreeShape = TreeShape { depth: 3, width: 3 };
+
+fn run(ckpt: &Checkpoint, exec: &mut PolicyExec, prompt: &[TokenId]) -> (Vec<TokenId>, usize) {
+    let draft = Draft::first(1, 3).unwrap();
+    let (tokens, steps) = generate(ckpt, prompt, 12, SHAPE, &draft, &mut Dense, Some(exec)).unwrap();
+    (tokens, steps.iter().map(|s| s.path.len()).sum())
+}
+
+#[test]
+fn exact_policies_decode_the_exact_mixture_and_count_the_union_of_top_k() {
+    for gating in [Gating::SoftmaxTopKNormalized, Gating::UnitTopK] {
+        let ckpt = mixture(gating);
+        let stats = calibrate_mixture(&ckpt, &docs(), 4).unwrap();
+        let prompt = [TokenId(3), TokenId(5)];
+        let want = greedy(&ckpt, &prompt, 12, &mut Dense).unwrap();
+        for policy in [MoePolicy::NoSd, MoePolicy::Naive] {
+            let mut exec = PolicyExec::new(&ckpt, config(policy), Some(&stats)).unwrap();
+            assert_eq!(run(&ckpt, &mut exec, &prompt).0, want, "{policy}");
+            let c = exec.counts;
+            assert_eq!(c.block_steps, 3 * c.steps);
+            let per_expert = 6 * a8w4_channel_bytes(8);
+            assert_eq!(c.expert_bytes, c.experts_loaded * per_expert, "{policy}: whole experts");
+            // One token loads its k experts; a tree loads at least that.
+            assert!(c.experts_loaded >= 2 * c.block_steps, "{policy}");
+        }
+        // A budget as large as the experts is the union.
+        let mut exec =
+            PolicyExec::new(&ckpt, PolicyConfig { expert_budget: 4, ..config(MoePolicy::Budget) }, Some(&stats))
+                .unwrap();
+        assert_eq!(run(&ckpt, &mut exec, &prompt).0, want, "budget of every expert");
+    }
+}
+
+#[test]
+fn coalescing_with_room_for_every_channel_is_the_exact_mixture() {
+    for gating in [Gating::SoftmaxTopKNormalized, Gating::UnitTopK] {
+        let ckpt = mixture(gating);
+        let stats = calibrate_mixture(&ckpt, &docs(), 4).unwrap();
+        for policy in [MoePolicy::Coalesced, MoePolicy::CoalescedCalibrated] {
+            let cfg = PolicyConfig { channel_budget: 1e6, ..config(policy) };
+            let mut exec = PolicyExec::new(&ckpt, cfg, Some(&stats)).unwrap();
+            let mut naive = PolicyExec::new(&ckpt, config(MoePolicy::Naive), Some(&stats)).unwrap();
+            // Same tree, same tokens: compare the verification logits of a teacher-forced step.
+            let text: Vec<TokenId> = [4, 9, 1, 30, 2, 2].map(TokenId).to_vec();
+            let draft = Draft::first(1, 3).unwrap();
+            let (mut a, mut b) =
+                (Speculator::new(&ckpt, SHAPE, &draft).unwrap(), Speculator::new(&ckpt, SHAPE, &draft).unwrap());
+            a.prefill(&text[..2], &mut Dense, None).unwrap();
+            b.prefill(&text[..2], &mut Dense, None).unwrap();
+            let tree = a.draft(text[2], &mut Dense).unwrap();
+            b.draft(text[2], &mut Dense).unwrap();
+            let x = a
+                .verify(tree.clone(), crate::speculate::Accept::Follow(&text[3..]), &mut Dense, Some(&mut exec))
+                .unwrap();
+            let y = b.verify(tree, crate::speculate::Accept::Follow(&text[3..]), &mut Dense, Some(&mut naive)).unwrap();
+            for (p, q) in x.logits.iter().zip(&y.logits) {
+                let err = p.iter().zip(q).map(|(p, q)| (p - q).abs()).fold(0f32, f32::max);
+                assert!(err < 1e-4, "{policy}: {err}");
+            }
+            assert_eq!(exec.counts.expert_bytes, naive.counts.expert_bytes, "{policy}: every routed channel, once");
+            assert!(exec.counts.predictor_bytes > 0);
+        }
+    }
+}
+
+#[test]
+fn a_small_channel_budget_loads_less_than_the_union_and_within_its_budget() {
+    let ckpt = mixture(Gating::UnitTopK);
+    let stats = calibrate_mixture(&ckpt, &docs(), 4).unwrap();
+    let prompt = [TokenId(7)];
+    let mut naive = PolicyExec::new(&ckpt, config(MoePolicy::Naive), Some(&stats)).unwrap();
+    let (_, n_tokens) = run(&ckpt, &mut naive, &prompt);
+    for policy in [MoePolicy::Coalesced, MoePolicy::CoalescedCalibrated] {
+        let cfg = PolicyConfig { channel_budget: 0.25, ..config(policy) };
+        let mut exec = PolicyExec::new(&ckpt, cfg, Some(&stats)).unwrap();
+        let (_, tokens) = run(&ckpt, &mut exec, &prompt);
+        let per_token = |e: &PolicyExec, t: usize| e.counts.expert_bytes as f64 / t as f64;
+        assert!(per_token(&exec, tokens) < per_token(&naive, n_tokens), "{policy}");
+        // A quarter of one token's need (2 x 6 channels) per depth: 3 channels, (depth + 1) times.
+        let bound = exec.counts.block_steps * (SHAPE.depth as u64 + 1) * 3 * a8w4_channel_bytes(8);
+        assert!(exec.counts.expert_bytes <= bound, "{policy}");
+    }
+}
+
+#[test]
+fn reuse_that_keeps_every_token_is_per_token_routing_and_less_loads_fewer_experts() {
+    let ckpt = mixture(Gating::SoftmaxTopKNormalized);
+    let stats = calibrate_mixture(&ckpt, &docs(), 4).unwrap();
+    let doc: Vec<TokenId> = (0..20).map(|i| TokenId((i * 11) % 48)).collect();
+    let whole = Draft::first(3, 3).unwrap();
+    let mut logits = Vec::new();
+    let mut loaded = Vec::new();
+    for reuse in [
+        None,
+        Some(Reuse { scorer: Scorer::RouterConfidence, important: 1.0, reduced_k: 1 }),
+        Some(Reuse { scorer: Scorer::RouterConfidence, important: 0.25, reduced_k: 1 }),
+        Some(Reuse { scorer: Scorer::Spaced, important: 0.25, reduced_k: 1 }),
+    ] {
+        let mut exec =
+            PolicyExec::new(&ckpt, PolicyConfig { reuse, ..config(MoePolicy::Naive) }, Some(&stats)).unwrap();
+        let mut s = Speculator::new(&ckpt, TreeShape { depth: 0, width: 1 }, &whole).unwrap();
+        logits.push(s.prefill(&doc, &mut Dense, Some(&mut exec)).unwrap());
+        loaded.push(exec.counts.prefill_experts_loaded);
+    }
+    assert_eq!(logits[0], logits[1], "every token important: per-token routing");
+    assert!(loaded[2] <= loaded[0] && loaded[3] <= loaded[0], "{loaded:?}");
+}
+
+#[test]
+fn policies_without_what_they_need_are_refused() {
+    let ckpt = mixture(Gating::UnitTopK);
+    let stats = calibrate_mixture(&ckpt, &docs(), 4).unwrap();
+    assert!(PolicyExec::new(&ckpt, config(MoePolicy::Coalesced), None).is_err());
+    assert!(
+        PolicyExec::new(&ckpt, PolicyConfig { expert_budget: 0, ..config(MoePolicy::Budget) }, Some(&stats)).is_err()
+    );
+    assert!(PolicyExec::new(
+        &ckpt,
+        PolicyConfig { channel_budget: f64::NAN, ..config(MoePolicy::Coalesced) },
+        Some(&stats)
+    )
+    .is_err());
+    let bad = Reuse { scorer: Scorer::Spaced, important: 0.0, reduced_k: 1 };
+    assert!(
+        PolicyExec::new(&ckpt, PolicyConfig { reuse: Some(bad), ..config(MoePolicy::Naive) }, Some(&stats)).is_err()
+    );
+    let dense = random_checkpoint(&LlamaConfig::tiny(), 1);
+    assert!(PolicyExec::new(&dense, config(MoePolicy::Naive), None).is_err());
+    assert!(calibrate_mixture(&dense, &docs(), 4).is_err());
+    assert!(calibrate_mixture(&ckpt, &docs(), 0).is_err() && calibrate_mixture(&ckpt, &docs(), 9).is_err());
+}

@@ -1,0 +1,200 @@
+//! `lacuna eval --moe ExK --tree DxW`: the expert policies of MoE + speculative decoding side
+//! by side (issue 15). The mixture is derived from the dense model by MoEfication and labelled
+//! so; its calibration statistics (gate predictor, mean activations) come from the same
+//! calibration text; every policy then generates from real prompts and walks held-out text
+//! (`lacuna_compiler::moe_eval`).
+
+use anyhow::{bail, Result};
+use lacuna_compiler::checkpoint::Checkpoint;
+use lacuna_compiler::coalesce::calibrate_mixture;
+use lacuna_compiler::coalesce::{Reuse, Scorer};
+use lacuna_compiler::corpus::{fortunes, join, Split, SOURCE};
+use lacuna_compiler::moe_eval::{evaluate_policies, evaluate_prefill, MoeEvalConfig, PolicyRow, PrefillRow};
+use lacuna_compiler::moefy::moefy;
+use lacuna_compiler::speculate::{default_draft, Draft};
+use lacuna_compiler::tokenizer::TokenId;
+use lacuna_spec::speculation::{MoePolicy, TreeShape};
+use serde::Serialize;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// `ExK`: experts and experts chosen per token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoeShape {
+    pub experts: usize,
+    pub top_k: usize,
+}
+
+impl std::str::FromStr for MoeShape {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("'{s}' is not ExK (experts x chosen per token, e.g. 16x4)");
+        let (e, k) = s.split_once('x').ok_or_else(bad)?;
+        let (experts, top_k) = (e.parse().map_err(|_| bad())?, k.parse().map_err(|_| bad())?);
+        if experts == 0 || top_k == 0 || top_k > experts {
+            return Err(bad());
+        }
+        Ok(MoeShape { experts, top_k })
+    }
+}
+
+/// What `eval --moe` needs of the command line.
+pub struct MoeArgs {
+    pub model_path: std::path::PathBuf,
+    pub moe: MoeShape,
+    pub tree: TreeShape,
+    pub tokens: usize,
+    pub prompts: usize,
+    pub docs: usize,
+    pub calibration_docs: usize,
+    pub max_tokens: usize,
+    pub draft: Option<String>,
+    pub expert_budget: Option<usize>,
+    pub channel_budget: f64,
+    pub rank: usize,
+    pub policies: Vec<MoePolicy>,
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    model: String,
+    moe: String,
+    tree: String,
+    draft: String,
+    expert_budget: usize,
+    channel_budget: f64,
+    predictor_rank: usize,
+    calibration_text: String,
+    prompts: String,
+    eval_text: String,
+    bytes: &'static str,
+    policies: &'a [PolicyRow],
+    prefill: &'a [PrefillRow],
+}
+
+const BYTES: &str = "expert weights in A8W4 (INT4 values, an FP16 scale per 32), loaded per block and step with nothing kept across steps; the gate predictor's bytes apart; attention and the draft's own passes not counted";
+
+/// Prompt tokens of each generation prompt and prefilled before each held-out document's
+/// teacher-forced steps.
+const PROMPT_TOKENS: usize = 16;
+
+pub fn run(a: MoeArgs) -> Result<ExitCode> {
+    let start = Instant::now();
+    let say = |what: &str| eprintln!("[{:>6.1} s] {what}", start.elapsed().as_secs_f64());
+    if a.max_tokens <= PROMPT_TOKENS + 1 {
+        bail!("--max-tokens must exceed {} (the prompt part of each document)", PROMPT_TOKENS + 1);
+    }
+    let dense = Checkpoint::open(&a.model_path)?;
+    let layers = dense.graph.config.layers;
+    let draft = match &a.draft {
+        Some(d) => Draft::parse(d, layers)?,
+        None => default_draft(&dense.graph.config),
+    };
+    let docs = |split, n: usize| -> Result<Vec<Vec<TokenId>>> {
+        Ok(join(&fortunes(split).map_err(anyhow::Error::msg)?, 4)
+            .iter()
+            .take(n)
+            .map(|t| dense.tokenizer.encode(t).into_iter().take(a.max_tokens).collect())
+            .collect())
+    };
+    let calib = docs(Split::Calibration, a.calibration_docs)?;
+    let held = docs(Split::Evaluation, a.docs)?;
+    let prompts: Vec<Vec<TokenId>> = docs(Split::HeldOut, a.prompts)?
+        .into_iter()
+        .map(|d| d.into_iter().take(PROMPT_TOKENS).collect::<Vec<_>>())
+        .filter(|d| !d.is_empty())
+        .collect();
+    say(&format!(
+        "splitting the FFNs into {}x{} experts (MoEfication on {} documents)",
+        a.moe.experts,
+        a.moe.top_k,
+        calib.len()
+    ));
+    let (mix, _) = moefy(&dense, &calib, a.moe.experts, a.moe.top_k, 1)?;
+    drop(dense);
+    say("calibration statistics of the mixture");
+    let stats = calibrate_mixture(&mix, &calib, a.rank).map_err(anyhow::Error::msg)?;
+    let expert_budget = a.expert_budget.unwrap_or(2 * a.moe.top_k);
+    let cfg = MoeEvalConfig {
+        shape: a.tree,
+        draft: draft.clone(),
+        tokens: a.tokens,
+        prompt_tokens: PROMPT_TOKENS,
+        expert_budget,
+        channel_budget: a.channel_budget,
+    };
+    let rows = evaluate_policies(&mix, &stats, &a.policies, &prompts, &held, &cfg, &mut |s| say(s))
+        .map_err(anyhow::Error::msg)?;
+    let reuse = Reuse { scorer: Scorer::RouterConfidence, important: 0.25, reduced_k: a.moe.top_k.div_ceil(2) };
+    let prefill = evaluate_prefill(&mix, &stats, &held, reuse, &mut |s| say(s)).map_err(anyhow::Error::msg)?;
+    let report = Report {
+        model: mix.name.clone(),
+        moe: format!("{}x{}", a.moe.experts, a.moe.top_k),
+        tree: a.tree.to_string(),
+        draft: draft.to_string(),
+        expert_budget,
+        channel_budget: a.channel_budget,
+        predictor_rank: a.rank,
+        calibration_text: format!("{} documents of Debian's fortunes ({SOURCE})", calib.len()),
+        prompts: format!(
+            "{} prompts of {PROMPT_TOKENS} tokens from held-out fortunes, {} tokens generated each",
+            prompts.len(),
+            a.tokens
+        ),
+        eval_text: format!(
+            "{} documents of Debian's literature fortunes, the first {PROMPT_TOKENS} tokens prefilled",
+            held.len()
+        ),
+        bytes: BYTES,
+        policies: &rows,
+        prefill: &prefill,
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("model        {}", report.model);
+    println!("tree         {} (self-draft: blocks {draft})", report.tree);
+    println!("bytes        {BYTES}");
+    let mut t = crate::table::Table::new(&[
+        "policy",
+        "tokens/step",
+        "experts/block/step",
+        "expert KB/token",
+        "predictor KB/token",
+        "top-1 agreement",
+        "perplexity",
+        "prefill experts/block",
+    ]);
+    let naive = rows.iter().find(|r| r.policy == MoePolicy::Naive).map(|r| r.expert_bytes_per_token);
+    for r in &rows {
+        let vs = naive.map_or(String::new(), |n| format!(" ({:+.1} %)", 100.0 * (r.expert_bytes_per_token / n - 1.0)));
+        t.row(vec![
+            r.policy.name().to_string(),
+            format!("{:.2}", r.tokens_per_step),
+            format!("{:.2}", r.unique_experts_per_step),
+            format!("{:.1}{vs}", r.expert_bytes_per_token / 1e3),
+            format!("{:.1}", r.predictor_bytes_per_token / 1e3),
+            format!("{:.3}", r.top1_agreement),
+            format!("{:.2}", r.perplexity),
+            format!("{:.2}", r.prefill_unique_experts),
+        ]);
+    }
+    print!("{}", t.render());
+    println!("prefill (each evaluation document in one pass)");
+    let mut t =
+        crate::table::Table::new(&["routing", "experts/block", "expert KB/token", "top-1 agreement", "perplexity"]);
+    for r in &prefill {
+        t.row(vec![
+            r.routing.clone(),
+            format!("{:.2}", r.unique_experts_per_block),
+            format!("{:.1}", r.expert_bytes_per_token / 1e3),
+            format!("{:.3}", r.top1_agreement),
+            format!("{:.2}", r.perplexity),
+        ]);
+    }
+    print!("{}", t.render());
+    Ok(ExitCode::SUCCESS)
+}
