@@ -405,6 +405,11 @@ fn compile_and_eval_refuse_bad_arguments_clearly() {
     assert_clean_error(&lacuna(&["compile", "smollm2-135m", "--weight-sparsity", "100", "-o", o]), "--weight-sparsity");
     assert_clean_error(&lacuna(&["compile", "smollm2-135m", "--method", "random", "-o", o]), "unknown pruning method");
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--levels", "150"]), "--levels");
+    assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--moe", "4x8"]), "is not ExK");
+    assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--moe", "16x4", "--tree", "4"]), "is not DxW");
+    assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--moe", "16x4", "--channel-budget=-1"]), "--channel-budget");
+    assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--moe", "16x4", "--policies", "greedy"]), "unknown policy");
+    assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--moe", "16x4", "--expert-budget", "0"]), "--expert-budget");
 }
 
 /// The real model end to end through the CLI: compile (small calibration), simulate the

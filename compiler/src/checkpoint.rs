@@ -160,7 +160,13 @@ fn mixture_of(file: &GgufFile) -> Result<Option<MoeConfig>, GgufError> {
         None => file.require_u64("llama.feed_forward_length")?,
     };
     let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-    Ok(Some(MoeConfig { experts: size(experts), top_k: size(top_k), expert_ffn: size(expert_ffn), gating }))
+    Ok(Some(MoeConfig {
+        experts: size(experts),
+        top_k: size(top_k),
+        expert_ffn: size(expert_ffn),
+        gating,
+        unrouted_mean: false,
+    }))
 }
 
 /// Expert `E`'s matrix if `tensor` names one (`blk.N.ffn_{gate,up,down}.E.weight`) and the file

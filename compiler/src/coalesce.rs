@@ -128,6 +128,8 @@ pub struct PolicyExec<'a> {
     moe: MoeConfig,
     hidden: usize,
     experts: Vec<Vec<Expert<'a>>>,
+    /// Per block, the experts' mean outputs added for unchosen experts (where the graph has them).
+    means: Vec<Option<&'a Matrix>>,
     stats: Option<&'a MixtureStats>,
     tree: Vec<TreeNode>,
     prefill: bool,
@@ -173,11 +175,18 @@ impl<'a> PolicyExec<'a> {
             return Err(format!("channel budget {} is not a non-negative number", cfg.channel_budget));
         }
         let experts = (0..c.layers).map(|l| (0..moe.experts).map(|e| expert_weights(ckpt, l, e)).collect()).collect();
+        let means = (0..c.layers)
+            .map(|l| {
+                let name = format!("blk.{l}.ffn_exp_mean.weight");
+                ckpt.graph.weights.iter().position(|w| w.tensor == name).map(|i| &ckpt.weights[i])
+            })
+            .collect();
         Ok(PolicyExec {
             cfg,
             moe,
             hidden: c.hidden,
             experts,
+            means,
             stats,
             tree: Vec::new(),
             prefill: false,
@@ -330,14 +339,18 @@ impl<'a> PolicyExec<'a> {
         let predictor =
             a8w4_bytes(rank * self.hidden) + predicted.iter().filter(|&&p| p).count() as u64 * a8w4_bytes(f * rank);
         self.count(experts, self.expert_bytes(channels), predictor);
-        let weights = &self.experts[layer];
+        let (weights, mean) = (&self.experts[layer], self.means[layer]);
         let outs: Vec<(Vec<f32>, Vec<f32>)> = (0..x.len())
             .into_par_iter()
             .map(|b| {
                 let mut y = vec![0f32; x[b].len()];
-                for e in (0..n).filter(|&e| routes[b][e] != 0.0) {
-                    let ye = partial_expert(&weights[e], &loaded[e], x[b], calibrated.then_some((stats, e)));
-                    y.iter_mut().zip(ye).for_each(|(y, v)| *y += routes[b][e] * v);
+                for e in 0..n {
+                    if routes[b][e] != 0.0 {
+                        let ye = partial_expert(&weights[e], &loaded[e], x[b], calibrated.then_some((stats, e)));
+                        y.iter_mut().zip(ye).for_each(|(y, v)| *y += routes[b][e] * v);
+                    } else if let Some(mean) = mean {
+                        y.iter_mut().zip(mean.row(e)).for_each(|(y, v)| *y += v);
+                    }
                 }
                 (routes[b].clone(), y)
             })

@@ -11,7 +11,12 @@ use lacuna_spec::graph::{Gating, LlamaConfig, MoeConfig};
 use lacuna_spec::speculation::{a8w4_channel_bytes, MoePolicy, TreeShape};
 
 fn mixture(gating: Gating) -> Checkpoint {
-    let moe = MoeConfig { experts: 4, top_k: 2, expert_ffn: 6, gating };
+    mixture_with(gating, false)
+}
+
+/// With `unrouted_mean`, the experts a token skips add their (random) mean outputs.
+fn mixture_with(gating: Gating, unrouted_mean: bool) -> Checkpoint {
+    let moe = MoeConfig { experts: 4, top_k: 2, expert_ffn: 6, gating, unrouted_mean };
     let c = LlamaConfig { layers: 3, vocab: 48, context: 96, moe: Some(moe), ..LlamaConfig::tiny() };
     random_checkpoint(&c, 11)
 }
@@ -59,8 +64,9 @@ fn exact_policies_decode_the_exact_mixture_and_count_the_union_of_top_k() {
 
 #[test]
 fn coalescing_with_room_for_every_channel_is_the_exact_mixture() {
-    for gating in [Gating::SoftmaxTopKNormalized, Gating::UnitTopK] {
-        let ckpt = mixture(gating);
+    for (gating, mean) in [(Gating::SoftmaxTopKNormalized, false), (Gating::UnitTopK, false), (Gating::UnitTopK, true)]
+    {
+        let ckpt = mixture_with(gating, mean);
         let stats = calibrate_mixture(&ckpt, &docs(), 4).unwrap();
         for policy in [MoePolicy::Coalesced, MoePolicy::CoalescedCalibrated] {
             let cfg = PolicyConfig { channel_budget: 1e6, ..config(policy) };

@@ -435,11 +435,13 @@ impl<'a> Batch<'a> {
                                 val(gate, b).iter().zip(val(up, b)).map(|(&g, &u)| silu(g) * u).collect()
                             }
                             Op::Add { a, b: r } => val(a, b).iter().zip(val(r, b)).map(|(x, y)| x + y).collect(),
-                            Op::Combine { route, ref experts } => {
+                            Op::Combine { route, ref experts, mean } => {
                                 let mut y = vec![0.0f32; node.len];
-                                for (&w, &e) in val(route, b).iter().zip(experts) {
+                                for (i, (&w, &e)) in val(route, b).iter().zip(experts).enumerate() {
                                     if w != 0.0 {
                                         y.iter_mut().zip(val(e, b)).for_each(|(y, &v)| *y += w * v);
+                                    } else if let Some(mean) = mean {
+                                        y.iter_mut().zip(ckpt.weight(mean).row(i)).for_each(|(y, &v)| *y += v);
                                     }
                                 }
                                 y

@@ -12,8 +12,10 @@
 //!   is walked by teacher-forced steps ([`Accept::Follow`]): the same draft trees and policy,
 //!   but the accepted path follows the document. Every logits vector a step produces for a
 //!   document position scores the next token (`perplexity`) and is compared with the exact
-//!   mixture's argmax there, computed by plain decoding (`top1_agreement`; 1 for the exact
-//!   policies, up to ties).
+//!   mixture's argmax there, computed by plain decoding (`top1_agreement`). The exact policies
+//!   (`no-sd`, `naive`) compute the exact mixture's logits bit for bit (tree attention is exact,
+//!   tested), so their figures are the plain decoding's over the same positions (agreement 1),
+//!   measured once.
 //! - **Prefill:** the prompts' passes under the exact routing: experts loaded per block and
 //!   prompt (the union of its tokens' top-k) and bytes per prompt token.
 //!
@@ -23,7 +25,7 @@
 use crate::checkpoint::Checkpoint;
 use crate::coalesce::{Counts, MixtureStats, PolicyConfig, PolicyExec, Reuse, Scorer};
 use crate::eval::{accuracy, Numerics};
-use crate::forward::{argmax, nll, Dense};
+use crate::forward::{argmax, nll, run_sequences, Dense};
 use crate::passes::act_thresholds::Thresholds;
 use crate::speculate::{generate, reborrow, Accept, Draft, Speculator, StepPolicy};
 use crate::tokenizer::TokenId;
@@ -87,10 +89,16 @@ pub fn evaluate_policies(
     cfg: &MoeEvalConfig,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<PolicyRow>, String> {
-    let (_, exact_top1) =
-        accuracy(mix, Numerics::F32(&Thresholds::default()), held, None).map_err(|e| e.to_string())?;
+    if cfg.prompt_tokens == 0 {
+        return Err("the teacher-forced steps need a prompt of at least one token".into());
+    }
+    let exact = exact_scores(mix, held, cfg.prompt_tokens)?;
+    let exact_top1 = &exact.top1;
     let mut rows = Vec::new();
     for &policy in policies {
+        // The exact policies' steps give the exact mixture's logits bit for bit (tree attention
+        // is exact; tested), so their accuracy is the plain decoding's, measured once.
+        let exact_policy = matches!(policy, MoePolicy::NoSd | MoePolicy::Naive);
         let pc =
             PolicyConfig { policy, expert_budget: cfg.expert_budget, channel_budget: cfg.channel_budget, reuse: None };
         let shape = if policy.speculates() { cfg.shape } else { TreeShape { depth: 0, width: 1 } };
@@ -106,9 +114,9 @@ pub fn evaluate_policies(
         }
         let gen: Counts = exec.counts;
         let (mut nll_sum, mut predicted, mut agree) = (0f64, 0usize, 0usize);
-        for (d, doc) in held.iter().enumerate() {
+        for (d, doc) in held.iter().enumerate().filter(|_| !exact_policy) {
             progress(&format!("{policy}: teacher-forced steps on document {}/{}", d + 1, held.len()));
-            if doc.len() <= cfg.prompt_tokens + 1 || cfg.prompt_tokens == 0 {
+            if doc.len() <= cfg.prompt_tokens + 1 {
                 continue;
             }
             let mut s = Speculator::new(mix, shape, &cfg.draft).map_err(|e| e.to_string())?;
@@ -138,9 +146,9 @@ pub fn evaluate_policies(
             unique_experts_per_step: per(gen.experts_loaded, gen.block_steps as usize),
             expert_bytes_per_token: per(gen.expert_bytes, committed),
             predictor_bytes_per_token: per(gen.predictor_bytes, committed),
-            top1_agreement: per(agree as u64, predicted),
-            perplexity: (nll_sum / predicted.max(1) as f64).exp(),
-            predicted,
+            top1_agreement: if exact_policy { 1.0 } else { per(agree as u64, predicted) },
+            perplexity: (if exact_policy { exact.mean_nll } else { nll_sum / predicted.max(1) as f64 }).exp(),
+            predicted: if exact_policy { exact.predicted } else { predicted },
             generated_tokens: committed,
             steps,
             prefill_unique_experts: per(gen.prefill_experts_loaded, gen.prefill_block_passes as usize),
@@ -148,6 +156,28 @@ pub fn evaluate_policies(
         });
     }
     Ok(rows)
+}
+
+/// The exact mixture by plain decoding: every position's argmax, and the mean NLL of the
+/// positions from `from` on (those the teacher-forced steps score).
+struct Exact {
+    top1: Vec<Vec<TokenId>>,
+    mean_nll: f64,
+    predicted: usize,
+}
+
+fn exact_scores(mix: &Checkpoint, held: &[Vec<TokenId>], from: usize) -> Result<Exact, String> {
+    let mut top1: Vec<Vec<TokenId>> = held.iter().map(|d| Vec::with_capacity(d.len())).collect();
+    let (mut nll_sum, mut predicted) = (0f64, 0usize);
+    let mut each = |d: usize, pos: usize, logits: &[f32]| {
+        top1[d].push(argmax(logits));
+        if let (true, Some(&next)) = (pos >= from && held[d].len() > from + 1, held[d].get(pos + 1)) {
+            nll_sum += nll(logits, next);
+            predicted += 1;
+        }
+    };
+    run_sequences(mix, held, 16, &mut Dense, Some(&mut each)).map_err(|e| e.to_string())?;
+    Ok(Exact { top1, mean_nll: nll_sum / predicted.max(1) as f64, predicted })
 }
 
 /// One prefill routing's figures.

@@ -19,6 +19,10 @@
 //!    columns are the dense FFN's for its neurons, the router is `R`, and routing is
 //!    [`Gating::UnitTopK`]: the top k experts by router logit, each weighted 1, so that with k = E
 //!    the mixture computes the dense FFN exactly (the same terms, summed per expert).
+//! 5. **Compensate** the experts a token skips: each expert's mean output over the calibration
+//!    tokens the router does not choose it for (`blk.N.ffn_exp_mean`, [`MoeConfig::unrouted_mean`])
+//!    is added for it (FLAP-style mean compensation; SwiGLU neurons are not zero-mean, so
+//!    dropping them shifts the output). Measured gain in docs/edgexpert.md.
 
 use crate::checkpoint::{Checkpoint, Matrix};
 use crate::forward::{matvec_batch, run_sequences, ForwardError, LinearExec, LinearSite};
@@ -96,7 +100,7 @@ pub fn moefy(
     if tokens < c.hidden {
         return Err(MoefyError::TooFewTokens { tokens, hidden: c.hidden });
     }
-    let moe = MoeConfig { experts, top_k, expert_ffn: c.ffn / experts, gating: Gating::UnitTopK };
+    let moe = MoeConfig { experts, top_k, expert_ffn: c.ffn / experts, gating: Gating::UnitTopK, unrouted_mean: true };
     let config = LlamaConfig { moe: Some(moe), ..c.clone() };
     let graph = Graph::llama(&config);
     let dense: BTreeMap<&str, &Matrix> =
@@ -114,6 +118,7 @@ pub fn moefy(
             made.insert(format!("blk.{l}.ffn_up.{e}.weight"), rows_of(up, neurons));
             made.insert(format!("blk.{l}.ffn_down.{e}.weight"), cols_of(down, neurons));
         }
+        made.insert(format!("blk.{l}.ffn_exp_mean.weight"), unrouted_means(&router, block, &groups, down, top_k));
         made.insert(format!("blk.{l}.ffn_gate_inp.weight"), router);
         split.push(SplitBlock { experts: groups, router_r2, router_recall, router_mass, oracle_mass });
     }
@@ -247,6 +252,31 @@ fn fit_router(x: &[Vec<f32>], h: &[Vec<f32>], groups: &[Vec<usize>]) -> (Matrix,
         }
     }
     (router, 1.0 - resid / total.max(f64::MIN_POSITIVE))
+}
+
+/// Each expert's mean output over the calibration tokens its router does not choose it for
+/// (`W_down[:, e] h_e`, from the recorded dense activations): what the mixture adds back for an
+/// expert a token skips (zero where the router chooses an expert for every token).
+fn unrouted_means(router: &Matrix, block: &Block, groups: &[Vec<usize>], down: &Matrix, k: usize) -> Matrix {
+    let (n, d) = (groups.len(), down.rows);
+    // The output is linear in h: average h over the skipped tokens, then one product.
+    let mut h_sum = vec![vec![0f64; down.cols]; n];
+    let mut count = vec![0usize; n];
+    for (x, h) in block.x.iter().zip(&block.h) {
+        let w = crate::forward::route(&crate::forward::matvec(router, x), k, Gating::UnitTopK);
+        for (e, neurons) in groups.iter().enumerate().filter(|&(e, _)| w[e] == 0.0) {
+            count[e] += 1;
+            neurons.iter().for_each(|&j| h_sum[e][j] += h[j] as f64);
+        }
+    }
+    let mut data = Vec::with_capacity(n * d);
+    for e in 0..n {
+        let c = count[e].max(1) as f64;
+        data.extend(
+            (0..d).map(|r| (groups[e].iter().map(|&j| down.row(r)[j] as f64 * h_sum[e][j]).sum::<f64>() / c) as f32),
+        );
+    }
+    Matrix { rows: n, cols: d, data }
 }
 
 /// How the router's top k compare with the oracle's (the k experts of the largest `sum |h_j|`)

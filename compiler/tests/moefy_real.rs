@@ -21,7 +21,10 @@ fn real() -> Option<(Checkpoint, Vec<Vec<TokenId>>, Vec<Vec<TokenId>>)> {
                 .map(|t| ckpt.tokenizer.encode(t).into_iter().take(64).collect())
                 .collect())
         };
-        let (calib, held) = (tokens(Split::Calibration, 12)?, tokens(Split::HeldOut, 4)?);
+        let (calib, held) = (
+            tokens(Split::Calibration, std::env::var("LACUNA_MOEFY_CALIB").map_or(12, |v| v.parse().unwrap()))?,
+            tokens(Split::HeldOut, 4)?,
+        );
         Ok((ckpt, calib, held))
     };
     match load() {

@@ -15,8 +15,8 @@ fn real() -> Option<(Checkpoint, Vec<Vec<TokenId>>)> {
         let ckpt = Checkpoint::open(&SMOLLM2_135M.locate()?).map_err(|e| e.to_string())?;
         let prompts = join(&fortunes(Split::HeldOut)?, 1)
             .iter()
-            .take(6)
-            .map(|t| ckpt.tokenizer.encode(t).into_iter().take(24).collect())
+            .take(4)
+            .map(|t| ckpt.tokenizer.encode(t).into_iter().take(16).collect())
             .collect();
         Ok((ckpt, prompts))
     };
@@ -43,8 +43,8 @@ fn speculative_decoding_of_smollm2_is_greedy_decoding_and_accepts_more_than_one_
     for draft in drafts {
         let (mut tokens, mut steps) = (0usize, 0usize);
         for prompt in &prompts {
-            let want = greedy(&ckpt, prompt, 24, &mut Dense).unwrap();
-            let (got, s) = generate(&ckpt, prompt, 24, shape, &draft, &mut Dense, None).unwrap();
+            let want = greedy(&ckpt, prompt, 16, &mut Dense).unwrap();
+            let (got, s) = generate(&ckpt, prompt, 16, shape, &draft, &mut Dense, None).unwrap();
             assert_eq!(got, want, "draft {draft}: prompt {prompt:?}");
             tokens += s.iter().map(|s| s.path.len()).sum::<usize>();
             steps += s.len();

@@ -82,6 +82,12 @@ pub struct MoeConfig {
     pub expert_ffn: usize,
     /// How the chosen experts are weighted.
     pub gating: Gating,
+    /// Whether each block carries every expert's mean output (tensor `blk.N.ffn_exp_mean.weight`,
+    /// experts x hidden), added for the experts a token does not choose: the compensation a
+    /// mixture derived from a dense FFN needs, whose experts' outputs are not zero-mean (our
+    /// extension, FLAP-style; no checkpoint format has it, so readers never set it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unrouted_mean: bool,
 }
 
 /// The most experts a block may declare.
@@ -246,12 +252,15 @@ pub enum Op {
         gating: Gating,
     },
     /// A mixture's output: `sum_e w[e] * experts[e]` over the chosen experts (the others are
-    /// not read: they were not computed).
+    /// not read: they were not computed), plus row e of `mean` for each expert not chosen.
     Combine {
         /// The routing weights ([`Op::Route`]).
         route: NodeId,
         /// Each expert's output, by expert.
         experts: Vec<NodeId>,
+        /// Each expert's mean output (experts x hidden), for the experts not chosen.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mean: Option<WeightId>,
     },
     /// Rotary position embedding on `heads` heads of `head_dim`, interleaved pairs (GGUF order).
     Rope {
@@ -296,7 +305,7 @@ impl Op {
             Op::Attention { q, k, v, .. } => vec![q, k, v],
             Op::SwiGlu { gate: a, up: b } | Op::Add { a, b } => vec![a, b],
             Op::Route { logits, .. } => vec![logits],
-            Op::Combine { route, ref experts } => std::iter::once(route).chain(experts.iter().copied()).collect(),
+            Op::Combine { route, ref experts, .. } => std::iter::once(route).chain(experts.iter().copied()).collect(),
         }
     }
 }
@@ -442,7 +451,8 @@ impl Graph {
                 self.swiglu_ffn(l, x, Some(slot), m.expert_ffn, h)
             })
             .collect();
-        self.node(&format!("blk.{l}.moe_combine"), Op::Combine { route, experts }, h)
+        let mean = m.unrouted_mean.then(|| self.weight(&format!("blk.{l}.ffn_exp_mean.weight"), m.experts, h));
+        self.node(&format!("blk.{l}.moe_combine"), Op::Combine { route, experts, mean }, h)
     }
 
     /// The node of an id.
@@ -492,7 +502,13 @@ impl LlamaConfig {
     /// [`LlamaConfig::tiny`] with a mixture of 4 experts of inner size 6, 2 chosen (Mixtral's
     /// gating).
     pub fn tiny_moe() -> LlamaConfig {
-        let moe = MoeConfig { experts: 4, top_k: 2, expert_ffn: 6, gating: Gating::SoftmaxTopKNormalized };
+        let moe = MoeConfig {
+            experts: 4,
+            top_k: 2,
+            expert_ffn: 6,
+            gating: Gating::SoftmaxTopKNormalized,
+            unrouted_mean: false,
+        };
         LlamaConfig { moe: Some(moe), ..LlamaConfig::tiny() }
     }
 }
@@ -532,7 +548,7 @@ mod tests {
                     assert_eq!(n.len, g.node_at(logits).len);
                     assert!(top_k >= 1 && top_k <= n.len);
                 }
-                Op::Combine { route, ref experts } => {
+                Op::Combine { route, ref experts, .. } => {
                     before(route);
                     assert_eq!(experts.len(), g.node_at(route).len, "{}", n.name);
                     for &e in experts {

@@ -45,12 +45,13 @@ pub struct Args {
     #[arg(long, default_value = "edge")]
     arch: String,
     /// Evaluation documents (4 entries of Debian's `literature` fortunes each) [default: 16,
-    /// with --moe 4].
+    /// with --moe 3].
     #[arg(long)]
     docs: Option<usize>,
-    /// Calibration documents (4 entries of Debian's `fortunes` each).
-    #[arg(long, default_value_t = 32)]
-    calibration_docs: usize,
+    /// Calibration documents (4 entries of Debian's `fortunes` each) [default: 32, with --moe
+    /// 64: a mixture's routers fit hidden-size inputs and overfit fewer tokens].
+    #[arg(long)]
+    calibration_docs: Option<usize>,
     /// Mixture of experts with speculative decoding instead of dual sparsity: the dense FFNs
     /// split into E experts, K chosen per token (MoEfication), e.g. 16x4; every expert policy
     /// side by side.
@@ -60,10 +61,10 @@ pub struct Args {
     #[arg(long, default_value = "4x4")]
     tree: TreeShape,
     /// With --moe: tokens generated per prompt.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 24)]
     tokens: usize,
     /// With --moe: generation prompts (16 tokens of held-out fortunes each).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 3)]
     prompts: usize,
     /// With --moe: the self-draft's blocks, e.g. 0-9,20-29 [default: the first and last thirds].
     #[arg(long)]
@@ -149,10 +150,11 @@ const SCOPE: &str = "speed and energy cover the whole decode step (linear layers
 
 pub fn run(a: Args) -> Result<ExitCode> {
     use crate::cmd::compile::{MAX_DOCS, MAX_DOC_TOKENS};
-    let docs = a.docs.unwrap_or(if a.moe.is_some() { 4 } else { 16 });
+    let docs = a.docs.unwrap_or(if a.moe.is_some() { 3 } else { 16 });
+    let calibration_docs = a.calibration_docs.unwrap_or(if a.moe.is_some() { 64 } else { 32 });
     for (flag, v, max) in [
         ("--docs", docs, MAX_DOCS),
-        ("--calibration-docs", a.calibration_docs, MAX_DOCS),
+        ("--calibration-docs", calibration_docs, MAX_DOCS),
         ("--max-tokens", a.max_tokens, MAX_DOC_TOKENS),
         ("--prompts", a.prompts, MAX_DOCS),
         ("--tokens", a.tokens, MAX_DOC_TOKENS),
@@ -175,7 +177,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             tokens: a.tokens,
             prompts: a.prompts,
             docs,
-            calibration_docs: a.calibration_docs,
+            calibration_docs,
             max_tokens: a.max_tokens,
             draft: a.draft,
             expert_budget: a.expert_budget,
@@ -207,7 +209,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     for (&level, &x) in a.levels.iter().zip(&fractions) {
         say(&format!("level {level} %: compiling"));
         let mut opts = CompileOptions::new(arch.clone(), x, method, x);
-        opts.calibration_docs = a.calibration_docs;
+        opts.calibration_docs = calibration_docs;
         opts.max_tokens = a.max_tokens;
         opts.prompt = PROMPT.into();
         let c = compile(Checkpoint::open(&path)?, &opts, |s| say(&format!("level {level} %: {s}")))
@@ -277,7 +279,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             eval_docs.len(),
             a.max_tokens
         ),
-        calibration_text: format!("{SOURCE}: fortunes, {} documents of 4 entries", a.calibration_docs),
+        calibration_text: format!("{SOURCE}: fortunes, {} documents of 4 entries", calibration_docs),
         trace_prompt: PROMPT,
         numerics: NUMERICS,
         scope: SCOPE,
