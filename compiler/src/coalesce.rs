@@ -8,16 +8,17 @@
 //! - Prefill: every token's own top k (the union loaded), or prompt-wise reuse ([`Reuse`]).
 //! - `no-sd`, `naive`: the graph's routing; the block loads the union of the tokens' top-k.
 //! - `budget` (MoE-Spec style): the `expert_budget` experts with the most routing mass over the
-//!   tree (`sum_t p_t prob_t(e)` over tokens that chose e; `p_t` the draft's path probability, 1
-//!   for the root) are loaded; each token takes its top k among them.
+//!   tree (`sum_t p_t share_t(e)` over tokens that chose e; `p_t` the draft's path probability, 1
+//!   for the root; `share` the softmax, or for unit gating the router's positive outputs over
+//!   their sum: [`shares`]) are loaded; each token takes its top k among them.
 //! - `coalesced` (EdgeXpert's depth-aware coalescing, our design beyond its abstract): tokens
 //!   grouped by depth, the root first. For a group, channel j of an expert e it routes to
-//!   scores `sum_t p_t prob_t(e) |silu(g~_tj)| mean|up_j|`, with `g~` the gate predicted by a
+//!   scores `sum_t p_t share_t(e) |silu(g~_tj)| mean|up_j|`, with `g~` the gate predicted by a
 //!   rank-r projection (`g~ = (W_gate P)(P^T x)`, P the top r principal directions of the block's
 //!   calibration inputs; its weights are loaded once per block and counted). The group selects
 //!   its `channel_budget x k x expert_ffn` best channels (one token's need at 1.0); those not on
 //!   chip are loaded; every token then uses all loaded channels of its experts, those selected
-//!   for earlier depths included.
+//!   for any depth of the step (all are on chip before the block computes).
 //! - `coalesced-calibrated`: as `coalesced`, plus the skipped channels' expected contribution
 //!   (FLAP-style mean compensation): with L the used channels, mu the expert's mean inner
 //!   activation over calibration tokens routed to it, and `c = W_down mu` kept on chip,
@@ -25,10 +26,10 @@
 //!   (1 when nothing is loaded). Its only traffic is the loaded channels' own.
 
 use crate::checkpoint::{Checkpoint, Matrix};
-use crate::forward::{dot, route, silu, softmax, Mixing, MixtureExec};
+use crate::forward::{dot, route, silu, Mixing, MixtureExec};
 use crate::speculate::{Pass, StepPolicy, TreeNode};
 use crate::tokenizer::TokenId;
-use lacuna_spec::graph::{LayerId, MoeConfig};
+use lacuna_spec::graph::{Gating, LayerId, MoeConfig};
 use lacuna_spec::speculation::{a8w4_bytes, a8w4_channel_bytes, MoePolicy};
 use rayon::prelude::*;
 
@@ -229,15 +230,16 @@ impl<'a> PolicyExec<'a> {
     fn budget(&mut self, logits: &[&[f32]]) -> Mixing {
         let (n, k) = (self.moe.experts, self.moe.top_k);
         let mut mass = vec![0f64; n];
+        let mut chosen_by_any = vec![false; n];
         for (b, l) in logits.iter().enumerate() {
-            let mut prob = l.to_vec();
-            softmax(&mut prob);
+            let share = shares(l, self.moe.gating);
             let chosen = route(l, k, self.moe.gating);
             for e in (0..n).filter(|&e| chosen[e] != 0.0) {
-                mass[e] += self.token(b).0 as f64 * prob[e] as f64;
+                chosen_by_any[e] = true;
+                mass[e] += self.token(b).0 as f64 * share[e];
             }
         }
-        let mut order: Vec<usize> = (0..n).filter(|&e| mass[e] > 0.0).collect();
+        let mut order: Vec<usize> = (0..n).filter(|&e| chosen_by_any[e]).collect();
         order.sort_by(|&a, &b| mass[b].total_cmp(&mass[a]));
         order.truncate(self.cfg.expert_budget);
         order.sort_unstable();
@@ -268,9 +270,8 @@ impl<'a> PolicyExec<'a> {
                     .iter()
                     .zip(&routes)
                     .map(|(l, r)| {
-                        let mut p = l.to_vec();
-                        softmax(&mut p);
-                        (0..n).filter(|&e| r[e] != 0.0).map(|e| p[e]).sum()
+                        let p = shares(l, self.moe.gating);
+                        (0..n).filter(|&e| r[e] != 0.0).map(|e| p[e] as f32).sum()
                     })
                     .collect();
                 let mut order: Vec<usize> = (0..tokens).collect();
@@ -300,14 +301,7 @@ impl<'a> PolicyExec<'a> {
         let (n, k, f) = (self.moe.experts, self.moe.top_k, self.moe.expert_ffn);
         let stats = &self.stats.expect("checked in new").blocks[layer];
         let routes: Vec<Vec<f32>> = logits.iter().map(|l| route(l, k, self.moe.gating)).collect();
-        let probs: Vec<Vec<f32>> = logits
-            .iter()
-            .map(|l| {
-                let mut p = l.to_vec();
-                softmax(&mut p);
-                p
-            })
-            .collect();
+        let probs: Vec<Vec<f64>> = logits.iter().map(|l| shares(l, self.moe.gating)).collect();
         let projected: Vec<Vec<f32>> = x.iter().map(|x| crate::forward::matvec(&stats.basis, x)).collect();
         let budget = (self.cfg.channel_budget * (k * f) as f64).round() as usize;
         let mut loaded = vec![vec![false; f]; n];
@@ -315,19 +309,21 @@ impl<'a> PolicyExec<'a> {
         let depths = (0..x.len()).map(|b| self.token(b).1).max().unwrap_or(0);
         for depth in 0..=depths {
             let group: Vec<usize> = (0..x.len()).filter(|&b| self.token(b).1 == depth).collect();
-            let mut score = vec![vec![0f32; f]; n];
+            let mut score = vec![vec![0f64; f]; n];
+            let mut routed = vec![false; n];
             for &b in &group {
                 for e in (0..n).filter(|&e| routes[b][e] != 0.0) {
                     predicted[e] = true;
+                    routed[e] = true;
                     let g = crate::forward::matvec(&stats.gate_lr[e], &projected[b]);
-                    let weight = self.token(b).0 * probs[b][e];
+                    let weight = self.token(b).0 as f64 * probs[b][e];
                     for j in 0..f {
-                        score[e][j] += weight * silu(g[j]).abs() * stats.mean_abs_up[e][j];
+                        score[e][j] += weight * (silu(g[j]).abs() * stats.mean_abs_up[e][j]) as f64;
                     }
                 }
             }
             let mut candidates: Vec<(usize, usize)> =
-                (0..n).flat_map(|e| (0..f).map(move |j| (e, j))).filter(|&(e, j)| score[e][j] > 0.0).collect();
+                (0..n).filter(|&e| routed[e]).flat_map(|e| (0..f).map(move |j| (e, j))).collect();
             candidates.sort_by(|a, b| score[b.0][b.1].total_cmp(&score[a.0][a.1]));
             for &(e, j) in candidates.iter().take(budget) {
                 loaded[e][j] = true;
@@ -336,8 +332,8 @@ impl<'a> PolicyExec<'a> {
         let channels: usize = loaded.iter().map(|l| l.iter().filter(|&&v| v).count()).sum();
         let experts = loaded.iter().filter(|l| l.iter().any(|&v| v)).count();
         let rank = stats.basis.rows;
-        let predictor =
-            a8w4_bytes(rank * self.hidden) + predicted.iter().filter(|&&p| p).count() as u64 * a8w4_bytes(f * rank);
+        let predictor = rank as u64 * a8w4_bytes(self.hidden)
+            + predicted.iter().filter(|&&p| p).count() as u64 * f as u64 * a8w4_bytes(rank);
         self.count(experts, self.expert_bytes(channels), predictor);
         let (weights, mean) = (&self.experts[layer], self.means[layer]);
         let outs: Vec<(Vec<f32>, Vec<f32>)> = (0..x.len())
@@ -356,6 +352,28 @@ impl<'a> PolicyExec<'a> {
             })
             .collect();
         Mixing::Outputs(outs)
+    }
+}
+
+/// Each expert's share of a token's routing, for ranking (f64, never underflowing to 0 for a
+/// chosen expert): the softmax for softmax gatings; for [`Gating::UnitTopK`] (a router fitted to
+/// each expert's contribution) the positive part of the logits over their sum (uniform if none).
+fn shares(logits: &[f32], gating: Gating) -> Vec<f64> {
+    match gating {
+        Gating::UnitTopK => {
+            let total: f64 = logits.iter().map(|&l| (l as f64).max(0.0)).sum();
+            if total > 0.0 {
+                logits.iter().map(|&l| (l as f64).max(0.0) / total).collect()
+            } else {
+                vec![1.0 / logits.len().max(1) as f64; logits.len()]
+            }
+        }
+        _ => {
+            let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+            let e: Vec<f64> = logits.iter().map(|&l| (l as f64 - max).exp()).collect();
+            let sum: f64 = e.iter().sum();
+            e.iter().map(|v| v / sum).collect()
+        }
     }
 }
 

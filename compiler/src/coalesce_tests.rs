@@ -79,12 +79,20 @@ fn coalescing_with_room_for_every_channel_is_the_exact_mixture() {
                 (Speculator::new(&ckpt, SHAPE, &draft).unwrap(), Speculator::new(&ckpt, SHAPE, &draft).unwrap());
             a.prefill(&text[..2], &mut Dense, None).unwrap();
             b.prefill(&text[..2], &mut Dense, None).unwrap();
-            let tree = a.draft(text[2], &mut Dense).unwrap();
-            b.draft(text[2], &mut Dense).unwrap();
+            // The text as a chain with a decoy beside each node, so the path runs the full depth.
+            let node = |parent, token, depth| crate::speculate::TreeNode { parent: Some(parent), token, depth, p: 0.5 };
+            let mut tree = vec![crate::speculate::TreeNode { parent: None, token: text[2], depth: 0, p: 1.0 }];
+            let mut chain = 0;
+            for (i, &t) in text[3..].iter().enumerate() {
+                tree.push(node(chain, TokenId((t.0 + 1) % 48), i + 1));
+                tree.push(node(chain, t, i + 1));
+                chain = tree.len() - 1;
+            }
             let x = a
                 .verify(tree.clone(), crate::speculate::Accept::Follow(&text[3..]), &mut Dense, Some(&mut exec))
                 .unwrap();
             let y = b.verify(tree, crate::speculate::Accept::Follow(&text[3..]), &mut Dense, Some(&mut naive)).unwrap();
+            assert_eq!(x.path.len(), text.len() - 2, "the path follows the whole chain");
             for (p, q) in x.logits.iter().zip(&y.logits) {
                 let err = p.iter().zip(q).map(|(p, q)| (p - q).abs()).fold(0f32, f32::max);
                 assert!(err < 1e-4, "{policy}: {err}");

@@ -52,7 +52,7 @@ fn permuted_rows_under_interleaved_rope_give_hugging_faces_rotate_half_rope() {
         let mut q_hf = matvec(&w_hf);
         rotate_half_rope(&mut q_hf, d, &inv_freq, position);
         let mut q_il = matvec(&w_il);
-        crate::forward::rope(&mut q_il, d, &inv_freq, position);
+        crate::kernels::rope(&mut q_il, d, &inv_freq, position);
         // The same rotated vector, in the interleaved order: every dot product (attention
         // score) between such vectors is the same.
         let back = rope_rows_to_half_split(&Matrix { rows: heads * d, cols: 1, data: q_il }, heads);

@@ -28,6 +28,7 @@ mod gguf_dequant;
 mod gguf_write;
 pub mod hf;
 pub mod input;
+pub mod kernels;
 pub mod models;
 pub mod moe_eval;
 #[cfg(test)]

@@ -30,7 +30,7 @@
 use crate::checkpoint::Checkpoint;
 use crate::forward::{argmax, softmax, Batch, Feed, ForwardError, LinearExec, MixtureExec, Slot};
 use crate::tokenizer::TokenId;
-use lacuna_spec::speculation::TreeShape;
+use lacuna_spec::speculation::{TreeShape, MAX_TREE_DEPTH, MAX_TREE_WIDTH};
 
 /// A self-draft: the blocks of the target it runs (the others skipped: the residual stream
 /// passes them by), then the target's final norm and LM head.
@@ -159,6 +159,9 @@ pub enum SpeculateError {
     /// The draft's blocks are not ranges of the model's.
     #[error("self-draft blocks '{0}' are not ascending ranges within 0..{1} (e.g. 0-9,20-29)")]
     DraftBlocks(String, usize),
+    /// The tree's shape is outside the spec's bounds.
+    #[error("tree shape {0} is outside depth 0..={MAX_TREE_DEPTH}, width 1..={MAX_TREE_WIDTH}")]
+    Shape(TreeShape),
     /// Decoding needs a prompt.
     #[error("the prompt is empty")]
     EmptyPrompt,
@@ -180,6 +183,9 @@ impl<'a> Speculator<'a> {
         if draft.keep.len() != layers || draft.blocks() == 0 {
             return Err(SpeculateError::DraftBlocks(draft.to_string(), layers));
         }
+        if shape.width == 0 || shape.width > MAX_TREE_WIDTH || shape.depth > MAX_TREE_DEPTH {
+            return Err(SpeculateError::Shape(shape));
+        }
         Ok(Speculator { ckpt, batch: Batch::new(ckpt, 1), shape, skip: draft.skip() })
     }
 
@@ -199,6 +205,8 @@ impl<'a> Speculator<'a> {
         if prompt.is_empty() {
             return Err(SpeculateError::EmptyPrompt);
         }
+        // Slots are numbered from an empty scratch (a failed pass may have left some).
+        self.batch.discard(0);
         let base = self.position();
         let feeds: Vec<Feed> = prompt
             .iter()
@@ -216,6 +224,7 @@ impl<'a> Speculator<'a> {
 
     /// Grows the draft tree below `root`.
     pub fn draft(&mut self, root: TokenId, exec: &mut dyn LinearExec) -> Result<Vec<TreeNode>, SpeculateError> {
+        self.batch.discard(0);
         let mut tree = vec![TreeNode { parent: None, token: root, depth: 0, p: 1.0 }];
         let mut slot_of: Vec<Slot> = Vec::new();
         let mut frontier = vec![0usize];
@@ -264,6 +273,8 @@ impl<'a> Speculator<'a> {
         exec: &mut dyn LinearExec,
         policy: Option<&mut dyn StepPolicy>,
     ) -> Result<StepOutcome, SpeculateError> {
+        // Tree node n is slot n: from an empty scratch.
+        self.batch.discard(0);
         let base = self.position();
         let feeds: Vec<Feed> = (0..tree.len())
             .map(|n| Feed {

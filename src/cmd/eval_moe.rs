@@ -88,6 +88,10 @@ pub fn run(a: MoeArgs) -> Result<ExitCode> {
     }
     let dense = Checkpoint::open(&a.model_path)?;
     let layers = dense.graph.config.layers;
+    let hidden = dense.graph.config.hidden;
+    if a.rank == 0 || a.rank > hidden {
+        bail!("--predictor-rank must lie in 1..={hidden}, got {}", a.rank);
+    }
     let draft = match &a.draft {
         Some(d) => Draft::parse(d, layers)?,
         None => default_draft(&dense.graph.config),
