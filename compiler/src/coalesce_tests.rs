@@ -79,15 +79,8 @@ fn coalescing_with_room_for_every_channel_is_the_exact_mixture() {
                 (Speculator::new(&ckpt, SHAPE, &draft).unwrap(), Speculator::new(&ckpt, SHAPE, &draft).unwrap());
             a.prefill(&text[..2], &mut Dense, None).unwrap();
             b.prefill(&text[..2], &mut Dense, None).unwrap();
-            // The text as a chain with a decoy beside each node, so the path runs the full depth.
-            let node = |parent, token, depth| crate::speculate::TreeNode { parent: Some(parent), token, depth, p: 0.5 };
-            let mut tree = vec![crate::speculate::TreeNode { parent: None, token: text[2], depth: 0, p: 1.0 }];
-            let mut chain = 0;
-            for (i, &t) in text[3..].iter().enumerate() {
-                tree.push(node(chain, TokenId((t.0 + 1) % 48), i + 1));
-                tree.push(node(chain, t, i + 1));
-                chain = tree.len() - 1;
-            }
+            // A chain with decoys: the path runs the full depth.
+            let tree = crate::speculate_tests::chain_with_decoys(text[2], &text[3..], 48);
             let x = a
                 .verify(tree.clone(), crate::speculate::Accept::Follow(&text[3..]), &mut Dense, Some(&mut exec))
                 .unwrap();

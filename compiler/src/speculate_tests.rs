@@ -4,7 +4,7 @@
 use crate::checkpoint::test_models::random_checkpoint;
 use crate::checkpoint::Checkpoint;
 use crate::forward::{greedy, Batch, Dense, Feed, ForwardError, Slot};
-use crate::speculate::{generate, Accept, Draft, SpeculateError, Speculator};
+use crate::speculate::{generate, Accept, Draft, SpeculateError, Speculator, TreeNode};
 use crate::tokenizer::TokenId;
 use lacuna_spec::graph::{LlamaConfig, MoeConfig};
 use lacuna_spec::speculation::TreeShape;
@@ -78,15 +78,7 @@ fn a_tree_node_gets_the_logits_of_its_path_decoded_one_token_at_a_time() {
         let draft = Draft::first(1, 3).unwrap();
         let mut s = Speculator::new(&ckpt, TreeShape { depth: 4, width: 3 }, &draft).unwrap();
         let prefilled = s.prefill(&text[..2], &mut Dense, None).unwrap();
-        // The text as a chain, each node with a decoy sibling.
-        let node = |parent, token, depth| crate::speculate::TreeNode { parent: Some(parent), token, depth, p: 0.5 };
-        let mut tree = vec![crate::speculate::TreeNode { parent: None, token: text[2], depth: 0, p: 1.0 }];
-        let mut chain = 0;
-        for (i, &t) in text[3..].iter().enumerate() {
-            tree.push(node(chain, TokenId((t.0 + 1) % 48), i + 1));
-            tree.push(node(chain, t, i + 1));
-            chain = tree.len() - 1;
-        }
+        let tree = chain_with_decoys(text[2], &text[3..], 48);
         let out = s.verify(tree, Accept::Follow(&text[3..]), &mut Dense, None).unwrap();
         assert_eq!(out.tokens(), text[2..].to_vec(), "teacher forcing follows the text");
         let mut b = Batch::new(&ckpt, 1);
@@ -123,4 +115,18 @@ fn bad_drafts_prompts_and_contexts_are_refused() {
     // A slot that skipped the second block cannot be attended to there.
     let (slots, _) = b.feed(&[feed(0, vec![])], &mut Dense, None, n, &[false, true, false]).unwrap();
     assert!(matches!(b.feed(&[feed(1, slots)], &mut Dense, None, n, &[]), Err(ForwardError::NoSlot(0))));
+}
+
+/// A tree holding `root` then `text` as a chain, each chain node with a decoy sibling (the next
+/// token id, modulo `vocab`): teacher forcing along `text` walks its full depth.
+pub(crate) fn chain_with_decoys(root: TokenId, text: &[TokenId], vocab: u32) -> Vec<TreeNode> {
+    let node = |parent, token, depth| TreeNode { parent: Some(parent), token, depth, p: 0.5 };
+    let mut tree = vec![TreeNode { parent: None, token: root, depth: 0, p: 1.0 }];
+    let mut chain = 0;
+    for (i, &t) in text.iter().enumerate() {
+        tree.push(node(chain, TokenId((t.0 + 1) % vocab), i + 1));
+        tree.push(node(chain, t, i + 1));
+        chain = tree.len() - 1;
+    }
+    tree
 }
