@@ -22,6 +22,7 @@ pub mod fault;
 pub mod graph;
 pub mod job;
 pub mod memory_client;
+pub mod moe;
 pub mod numerics;
 pub mod placement;
 pub mod program;
