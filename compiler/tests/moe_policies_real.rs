@@ -6,10 +6,11 @@
 //! docs/edgexpert.md come from `lacuna eval --moe`. `LACUNA_MOE=16x4 LACUNA_TREE=4x4
 //! LACUNA_BUDGET=0.5 LACUNA_TOKENS=24` print other settings (judged by the same bounds).
 
+mod common;
+
 use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::coalesce::calibrate_mixture;
-use lacuna_compiler::corpus::{fortunes, join, Split};
-use lacuna_compiler::models::SMOLLM2_135M;
+use lacuna_compiler::corpus::Split;
 use lacuna_compiler::moe_eval::{evaluate_policies, MoeEvalConfig};
 use lacuna_compiler::moefy::moefy;
 use lacuna_compiler::speculate::Draft;
@@ -19,26 +20,10 @@ use lacuna_spec::speculation::{MoePolicy, TreeShape};
 type Docs = Vec<Vec<TokenId>>;
 
 fn real() -> Option<(Checkpoint, Docs, Docs)> {
-    let load = || -> Result<_, String> {
-        let ckpt = Checkpoint::open(&SMOLLM2_135M.locate()?).map_err(|e| e.to_string())?;
-        let tokens = |split, n: usize| -> Result<Docs, String> {
-            Ok(join(&fortunes(split)?, 4)
-                .iter()
-                .take(n)
-                .map(|t| ckpt.tokenizer.encode(t).into_iter().take(64).collect())
-                .collect())
-        };
-        let (calib, held) = (tokens(Split::Calibration, 32)?, tokens(Split::HeldOut, 1)?);
-        Ok((ckpt, calib, held))
-    };
-    match load() {
-        Ok(x) => Some(x),
-        Err(e) if std::env::var("LACUNA_REQUIRE_MODELS").as_deref() == Ok("1") => panic!("{e}"),
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            None
-        }
-    }
+    let (ckpt, (calib, held)) = common::smollm2(|c| {
+        Ok((common::documents(c, Split::Calibration, 4, 32, 64)?, common::documents(c, Split::HeldOut, 4, 1, 64)?))
+    })?;
+    Some((ckpt, calib, held))
 }
 
 fn env<T: std::str::FromStr>(name: &str, default: &str) -> T {

@@ -3,38 +3,21 @@
 //! `LACUNA_MOEFY_CONFIGS=16x4,16x8` prints other splits (the assertions expect the default, 16x8
 //! then 16x16).
 
+mod common;
+
 use lacuna_compiler::checkpoint::Checkpoint;
-use lacuna_compiler::corpus::{fortunes, join, Split};
+use lacuna_compiler::corpus::Split;
 use lacuna_compiler::eval::{accuracy, Numerics};
-use lacuna_compiler::models::SMOLLM2_135M;
 use lacuna_compiler::moefy::moefy;
 use lacuna_compiler::passes::act_thresholds::Thresholds;
 use lacuna_compiler::tokenizer::TokenId;
 
 fn real() -> Option<(Checkpoint, Vec<Vec<TokenId>>, Vec<Vec<TokenId>>)> {
-    let load = || -> Result<_, String> {
-        let ckpt = Checkpoint::open(&SMOLLM2_135M.locate()?).map_err(|e| e.to_string())?;
-        let tokens = |split, n: usize| -> Result<Vec<Vec<TokenId>>, String> {
-            Ok(join(&fortunes(split)?, 4)
-                .iter()
-                .take(n)
-                .map(|t| ckpt.tokenizer.encode(t).into_iter().take(64).collect())
-                .collect())
-        };
-        let (calib, held) = (
-            tokens(Split::Calibration, std::env::var("LACUNA_MOEFY_CALIB").map_or(12, |v| v.parse().unwrap()))?,
-            tokens(Split::HeldOut, 4)?,
-        );
-        Ok((ckpt, calib, held))
-    };
-    match load() {
-        Ok(x) => Some(x),
-        Err(e) if std::env::var("LACUNA_REQUIRE_MODELS").as_deref() == Ok("1") => panic!("{e}"),
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            None
-        }
-    }
+    let calib = std::env::var("LACUNA_MOEFY_CALIB").map_or(12, |v| v.parse().unwrap());
+    let (ckpt, (calib, held)) = common::smollm2(|c| {
+        Ok((common::documents(c, Split::Calibration, 4, calib, 64)?, common::documents(c, Split::HeldOut, 4, 4, 64)?))
+    })?;
+    Some((ckpt, calib, held))
 }
 
 #[test]

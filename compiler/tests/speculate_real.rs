@@ -2,32 +2,17 @@
 //! exactly greedy decoding's, and the self-draft's accepted tokens per step are measured.
 //! `LACUNA_SPEC_DRAFTS='0-9;0-9,20-29'` prints the acceptance of other draft depths (not judged).
 
+mod common;
+
 use lacuna_compiler::checkpoint::Checkpoint;
-use lacuna_compiler::corpus::{fortunes, join, Split};
+use lacuna_compiler::corpus::Split;
 use lacuna_compiler::forward::{greedy, Dense};
-use lacuna_compiler::models::SMOLLM2_135M;
 use lacuna_compiler::speculate::{generate, Draft};
 use lacuna_compiler::tokenizer::TokenId;
 use lacuna_spec::speculation::TreeShape;
 
 fn real() -> Option<(Checkpoint, Vec<Vec<TokenId>>)> {
-    let load = || -> Result<_, String> {
-        let ckpt = Checkpoint::open(&SMOLLM2_135M.locate()?).map_err(|e| e.to_string())?;
-        let prompts = join(&fortunes(Split::HeldOut)?, 1)
-            .iter()
-            .take(4)
-            .map(|t| ckpt.tokenizer.encode(t).into_iter().take(16).collect())
-            .collect();
-        Ok((ckpt, prompts))
-    };
-    match load() {
-        Ok(x) => Some(x),
-        Err(e) if std::env::var("LACUNA_REQUIRE_MODELS").as_deref() == Ok("1") => panic!("{e}"),
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            None
-        }
-    }
+    common::smollm2(|c| common::documents(c, Split::HeldOut, 1, 4, 16))
 }
 
 #[test]
