@@ -410,6 +410,18 @@ fn compile_and_eval_refuse_bad_arguments_clearly() {
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--moe", "16x4", "--channel-budget=-1"]), "--channel-budget");
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--moe", "16x4", "--policies", "greedy"]), "unknown policy");
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--moe", "16x4", "--expert-budget", "0"]), "--expert-budget");
+    // A mixture's options without a mixture, and dual sparsity's with one, would be ignored: usage
+    // errors (clap's, with its usage tips).
+    for (args, needle) in [
+        (&["eval", "--tree", "2x2"][..], "--moe"),
+        (&["eval", "--channel-budget", "0.5"], "--moe"),
+        (&["eval", "--moe", "16x4", "--levels", "30"], "cannot be used with"),
+        (&["eval", "--moe", "16x4", "--out", "x"], "cannot be used with"),
+    ] {
+        let o = lacuna(args);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(!o.status.success() && err.starts_with("error: ") && err.contains(needle), "{args:?}: {err}");
+    }
 }
 
 /// The real model end to end through the CLI: compile (small calibration), simulate the

@@ -2,9 +2,9 @@
 //! traffic they count is what they load.
 
 use crate::checkpoint::test_models::random_checkpoint;
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::{Checkpoint, Matrix};
 use crate::coalesce::{calibrate_mixture, PolicyConfig, PolicyExec, Reuse, Scorer};
-use crate::forward::{greedy, Dense};
+use crate::forward::{dot, greedy, silu, Dense};
 use crate::speculate::{generate, Draft, Speculator};
 use crate::tokenizer::TokenId;
 use lacuna_spec::graph::{Gating, LlamaConfig, MoeConfig};
@@ -161,4 +161,57 @@ fn policies_without_what_they_need_are_refused() {
     assert!(PolicyExec::new(&dense, config(MoePolicy::Naive), None).is_err());
     assert!(calibrate_mixture(&dense, &docs(), 4).is_err());
     assert!(calibrate_mixture(&ckpt, &docs(), 0).is_err() && calibrate_mixture(&ckpt, &docs(), 9).is_err());
+}
+
+/// A random expert (hidden 5, 4 channels) and its calibration statistics over `tokens`.
+fn expert_and_stats(tokens: &[Vec<f32>]) -> (Matrix, Matrix, Matrix, super::BlockStats) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let mut m = |rows: usize, cols: usize| Matrix {
+        rows,
+        cols,
+        data: (0..rows * cols).map(|_| rng.random_range(-1.0f32..1.0)).collect(),
+    };
+    let (gate, up, down_t) = (m(4, 5), m(4, 5), m(4, 5));
+    let act = |x: &[f32], j: usize| silu(dot(gate.row(j), x)) * dot(up.row(j), x);
+    let n = tokens.len() as f32;
+    let mean: Vec<f32> = (0..4).map(|j| tokens.iter().map(|x| act(x, j)).sum::<f32>() / n).collect();
+    let mean_abs: Vec<f32> = (0..4).map(|j| tokens.iter().map(|x| act(x, j).abs()).sum::<f32>() / n).collect();
+    let mut mean_out = vec![0f32; 5];
+    for j in 0..4 {
+        mean_out.iter_mut().zip(down_t.row(j)).for_each(|(y, d)| *y += mean[j] * d);
+    }
+    let empty = Matrix { rows: 0, cols: 0, data: vec![] };
+    let stats = super::BlockStats {
+        basis: empty,
+        gate_lr: vec![],
+        mean: vec![mean],
+        mean_abs: vec![mean_abs],
+        mean_abs_up: vec![vec![0.0; 4]],
+        mean_out: vec![mean_out],
+    };
+    (gate, up, down_t, stats)
+}
+
+#[test]
+fn calibration_adds_the_skipped_channels_mean_scaled_by_how_active_the_loaded_ones_are() {
+    let tokens: Vec<Vec<f32>> = (0..6).map(|t| (0..5).map(|i| ((t * 5 + i) as f32 * 0.7).sin()).collect()).collect();
+    let (gate, up, down_t, stats) = expert_and_stats(&tokens);
+    let w = super::Expert { gate: &gate, up: &up, down_t: down_t.clone() };
+    let x = &tokens[2];
+    let out = |used: &[bool], calibrated: bool| super::partial_expert(&w, used, x, calibrated.then_some((&stats, 0)));
+    // Every channel loaded: nothing is skipped, nothing added (bit for bit).
+    assert_eq!(out(&[true; 4], true), out(&[true; 4], false));
+    // Nothing loaded: the expert's mean output.
+    assert_eq!(out(&[false; 4], true), stats.mean_out[0]);
+    // Channels 0 and 2 loaded: the rest's mean, c - W[:,L] mu_L, times |a_L| / E|a_L|.
+    let used = [true, false, true, false];
+    let a = |j: usize| silu(dot(gate.row(j), x)) * dot(up.row(j), x);
+    let kappa = (a(0).abs() + a(2).abs()) / (stats.mean_abs[0][0] + stats.mean_abs[0][2]);
+    assert!(kappa > 0.0 && kappa != 1.0, "the test token is not a typical one: {kappa}");
+    let (with, without) = (out(&used, true), out(&used, false));
+    for i in 0..5 {
+        let rest = stats.mean_out[0][i] - stats.mean[0][0] * down_t.row(0)[i] - stats.mean[0][2] * down_t.row(2)[i];
+        assert!((with[i] - without[i] - kappa * rest).abs() < 1e-5, "output {i}");
+    }
 }

@@ -1,6 +1,7 @@
 //! Hugging Face checkpoints: a directory with `config.json`, the weights as safetensors
 //! (`model.safetensors`, or the shards `model.safetensors.index.json` names) and
-//! `tokenizer.json`, as `transformers` saves a Llama-family model.
+//! `tokenizer.json`, as `transformers` saves a Llama-family model (`llama`, `mistral`, and the
+//! mixture `mixtral`, whose expert layout and window are [`crate::hf_moe`]'s).
 //!
 //! Contract: [`open`] builds the same [`Checkpoint`] that a GGUF file of the same weights gives,
 //! logit for logit. Two layouts differ between the formats and are mapped here:
@@ -13,7 +14,7 @@
 //!
 //! Weights may be F32, F16 or BF16 (widened to f32 exactly). `config.json` is read as the fields
 //! this graph needs; the ones that would change the computation (`rope_scaling`, biases, an
-//! activation other than SiLU, a model type other than `llama`) are checked and refused, never
+//! activation other than SiLU, another model type) are checked and refused, never
 //! ignored. Unknown fields are allowed: real configs carry dozens that do not concern the graph
 //! (this is an outside format, unlike our own configs, which deny unknown fields).
 //!
@@ -57,6 +58,9 @@ struct HfConfig {
     eos_token_id: Option<serde_json::Value>,
     #[serde(rename = "_name_or_path")]
     name_or_path: Option<String>,
+    /// Experts and the attention window (Mistral, Mixtral).
+    #[serde(flatten)]
+    moe: crate::hf_moe::MoeFields,
 }
 
 /// The graph's (GGUF) tensor name -> the Hugging Face Llama name.
@@ -80,7 +84,7 @@ pub fn hf_tensor_name(graph_name: &str) -> Option<String> {
         "ffn_gate" => "mlp.gate_proj",
         "ffn_up" => "mlp.up_proj",
         "ffn_down" => "mlp.down_proj",
-        _ => return None,
+        _ => return crate::hf_moe::tensor_name(layer, part),
     };
     layer.parse::<u32>().ok()?;
     Some(format!("model.layers.{layer}.{hf}.weight"))
@@ -135,8 +139,9 @@ fn read(path: &Path) -> Result<Vec<u8>, CheckpointError> {
 /// The model's shape from `config.json`, with every setting the graph cannot compute refused.
 fn llama_config(path: &Path, c: &HfConfig) -> Result<LlamaConfig, CheckpointError> {
     let refuse = |what: String| Err(invalid(path, format!("{what} is not supported (Llama family only)")));
-    if let Some(t) = c.model_type.as_deref().filter(|t| *t != "llama") {
-        return refuse(format!("model_type {t:?}"));
+    let model_type = c.model_type.as_deref().unwrap_or("llama");
+    if let Some(why) = crate::hf_moe::refusal(model_type) {
+        return Err(invalid(path, why));
     }
     if let Some(s) = c.rope_scaling.as_ref().filter(|s| !s.is_null()) {
         return refuse(format!("rope_scaling {s}"));
@@ -160,10 +165,9 @@ fn llama_config(path: &Path, c: &HfConfig) -> Result<LlamaConfig, CheckpointErro
         vocab: c.vocab_size,
         rms_eps: c.rms_norm_eps as f32,
         rope_base,
-        context: c.max_position_embeddings,
+        context: crate::hf_moe::context(&c.moe, c.max_position_embeddings),
         tied_output: c.tie_word_embeddings,
-        // Mixtral and OLMoE checkpoints have their own `model_type`, refused above.
-        moe: None,
+        moe: crate::hf_moe::mixture(model_type, &c.moe, c.intermediate_size).map_err(|e| invalid(path, e))?,
     };
     config.check().map_err(|e| invalid(path, e))?;
     Ok(config)
@@ -496,9 +500,8 @@ pub fn write_dir(ckpt: &Checkpoint, dir: &Path, shards: usize) -> Result<(), Che
         std::fs::write(&p, bytes).map_err(|e| invalid(&p, e.to_string()))
     };
     std::fs::create_dir_all(dir).map_err(|e| invalid(dir, e.to_string()))?;
-    let config = serde_json::json!({
-        "architectures": ["LlamaForCausalLM"],
-        "model_type": "llama",
+    let mut config = crate::hf_moe::config_fields(c.moe.as_ref(), c.ffn).map_err(|e| invalid(dir, e))?;
+    let common = serde_json::json!({
         "_name_or_path": ckpt.name,
         "hidden_size": c.hidden,
         "intermediate_size": c.ffn,
@@ -516,12 +519,16 @@ pub fn write_dir(ckpt: &Checkpoint, dir: &Path, shards: usize) -> Result<(), Che
         "eos_token_id": ckpt.tokenizer.eos.map(|t| t.0),
         "torch_dtype": "float32",
     });
+    if let (Some(to), Some(from)) = (config.as_object_mut(), common.as_object()) {
+        to.extend(from.clone());
+    }
     write("config.json", serde_json::to_string_pretty(&config).expect("JSON of plain values").as_bytes())?;
     write("tokenizer.json", tokenizer_json(&ckpt.tokenizer).to_string().as_bytes())?;
     // Each tensor once (a tied head is the embedding's WeightId), in HF names and layout.
     let mut tensors: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
     for (i, w) in ckpt.graph.weights.iter().enumerate() {
-        let name = hf_tensor_name(&w.tensor).expect("every tensor of Graph::llama has a Hugging Face name");
+        let name = hf_tensor_name(&w.tensor)
+            .ok_or_else(|| invalid(dir, format!("tensor {} has no Hugging Face name", w.tensor)))?;
         if tensors.iter().any(|t| t.0 == name) {
             continue;
         }

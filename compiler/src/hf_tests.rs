@@ -125,7 +125,7 @@ fn bad_checkpoint_directories_are_refused_with_what_is_wrong() {
     let cases: Vec<(Box<dyn Fn(&Path)>, &str)> = vec![
         (Box::new(|d: &Path| std::fs::remove_file(d.join("config.json")).unwrap()), "config.json"),
         (Box::new(config(|v| v["rope_scaling"] = serde_json::json!({"type": "yarn"}))), "rope_scaling"),
-        (Box::new(config(|v| v["model_type"] = "mistral".into())), "model_type"),
+        (Box::new(config(|v| v["model_type"] = "gemma3".into())), "model_type"),
         (
             Box::new(config(|v| v["rope_parameters"] = serde_json::json!({"rope_type": "llama3", "factor": 8.0}))),
             "rope_parameters.",

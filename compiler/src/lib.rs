@@ -13,8 +13,6 @@
 pub mod calibrate;
 pub mod checkpoint;
 pub mod coalesce;
-#[cfg(test)]
-mod coalesce_tests;
 pub mod compile;
 pub mod corpus;
 pub mod encode;
@@ -27,6 +25,7 @@ pub mod gguf;
 mod gguf_dequant;
 mod gguf_write;
 pub mod hf;
+pub mod hf_moe;
 pub mod input;
 pub mod kernels;
 pub mod models;

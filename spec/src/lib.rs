@@ -23,6 +23,7 @@ pub mod graph;
 pub mod job;
 pub mod memory_client;
 pub mod moe;
+pub mod moe_trace;
 pub mod numerics;
 pub mod placement;
 pub mod program;

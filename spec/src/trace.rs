@@ -81,9 +81,8 @@ pub struct TraceHeader {
     pub routing: Option<Vec<StepRouting>>,
 }
 
-/// An expert of a MoE layer (its index in the layer's expert list).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct ExpertId(pub u32);
+/// An expert of a MoE layer: the spec's one expert id.
+pub use crate::moe::ExpertId;
 
 /// Where one step's token went in every MoE layer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -36,13 +36,13 @@ pub struct Args {
     #[arg(default_value = "smollm2-135m")]
     model: String,
     /// Dual-sparsity levels in percent (weights and activations alike).
-    #[arg(long, value_delimiter = ',', default_values = ["0", "30", "50", "70"])]
+    #[arg(long, conflicts_with = "moe", value_delimiter = ',', default_values = ["0", "30", "50", "70"])]
     levels: Vec<Percent>,
     /// Pruning method: magnitude or wanda.
-    #[arg(long, default_value = "wanda")]
+    #[arg(long, conflicts_with = "moe", default_value = "wanda")]
     method: String,
     /// Architecture: a preset (edge, tiny) or a TOML file.
-    #[arg(long, default_value = "edge")]
+    #[arg(long, conflicts_with = "moe", default_value = "edge")]
     arch: String,
     /// Evaluation documents (4 entries of Debian's `literature` fortunes each) [default: 16,
     /// with --moe 3].
@@ -58,41 +58,41 @@ pub struct Args {
     #[arg(long)]
     moe: Option<MoeShape>,
     /// With --moe: draft trees of depth D and width W.
-    #[arg(long, default_value = "4x4")]
+    #[arg(long, requires = "moe", default_value = "4x4")]
     tree: TreeShape,
     /// With --moe: tokens generated per prompt.
-    #[arg(long, default_value_t = 24)]
+    #[arg(long, requires = "moe", default_value_t = 24)]
     tokens: usize,
     /// With --moe: generation prompts (16 tokens of held-out fortunes each).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, requires = "moe", default_value_t = 3)]
     prompts: usize,
     /// With --moe: the self-draft's blocks, e.g. 0-9,20-29 [default: the first and last thirds].
-    #[arg(long)]
+    #[arg(long, requires = "moe")]
     draft: Option<String>,
-    /// With --moe: experts per block and step of the `budget` policy [default: 2 K].
-    #[arg(long)]
+    /// With --moe: experts per block and step of the `budget` policy [default: 3K/2, at most E].
+    #[arg(long, requires = "moe")]
     expert_budget: Option<usize>,
     /// With --moe: channels a depth may select under coalescing, in units of one token's need.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, requires = "moe", default_value_t = 1.0)]
     channel_budget: f64,
     /// With --moe: rank of the coalescing's gate predictor.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, requires = "moe", default_value_t = 32)]
     predictor_rank: usize,
     /// With --moe: the policies to run.
-    #[arg(long, value_delimiter = ',', default_values = ["no-sd", "naive", "budget", "coalesced", "coalesced-calibrated"])]
+    #[arg(long, requires = "moe", value_delimiter = ',', default_values = ["no-sd", "naive", "budget", "coalesced", "coalesced-calibrated"])]
     policies: Vec<MoePolicy>,
     /// Tokens per document at most.
     #[arg(long, default_value_t = 64)]
     max_tokens: usize,
     /// Which numerics the accuracy is measured with: f32 products, the core's (FP16 weights and
     /// activations, FP32 column-order sums), or both side by side.
-    #[arg(long, value_enum, default_value_t = NumericsArg::Both)]
+    #[arg(long, conflicts_with = "moe", value_enum, default_value_t = NumericsArg::Both)]
     numerics: NumericsArg,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
     /// Also write eval.json and eval.csv into this directory.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "moe")]
     out: Option<PathBuf>,
 }
 

@@ -120,7 +120,8 @@ pub fn run(a: MoeArgs) -> Result<ExitCode> {
     drop(dense);
     say("calibration statistics of the mixture");
     let stats = calibrate_mixture(&mix, &calib, a.rank).map_err(anyhow::Error::msg)?;
-    let expert_budget = a.expert_budget.unwrap_or(2 * a.moe.top_k);
+    // One and a half tokens' experts: below the tree's union (2k would be all 16 of a 16x8 mixture).
+    let expert_budget = a.expert_budget.unwrap_or((3 * a.moe.top_k).div_ceil(2).min(a.moe.experts));
     let cfg = MoeEvalConfig {
         shape: a.tree,
         draft: draft.clone(),
