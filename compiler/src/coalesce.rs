@@ -26,16 +26,19 @@
 //!   `nu_j = E|a_j|` the channel's mean magnitude over the same tokens (1 when nothing is loaded):
 //!   a token whose loaded channels are twice as active as usual gets twice the mean of the rest.
 //!   (The research note's `kappa = |a_L|_1 / |mu_L|_1` divides by the magnitude of the means,
-//!   which cancel in sign: it over-scaled the compensation ~10x and lowered agreement below
+//!   which cancel in sign: it over-scaled the compensation and lowered agreement below
 //!   uncompensated coalescing, 0.667 against 0.809.) Its only traffic is the loaded channels' own.
 
 use crate::checkpoint::{Checkpoint, Matrix};
 use crate::forward::{dot, route, silu, Mixing, MixtureExec};
 use crate::speculate::{Pass, StepPolicy, TreeNode};
-use crate::tokenizer::TokenId;
 use lacuna_spec::graph::{Gating, LayerId, MoeConfig};
+use lacuna_spec::moe::ExpertId;
+use lacuna_spec::moe_trace::{BlockTrace, Channels, ExpertLoad, Routing};
 use lacuna_spec::speculation::{a8w4_bytes, a8w4_channel_bytes, MoePolicy};
 use rayon::prelude::*;
+
+pub use crate::mixture_stats::{calibrate_mixture, BlockStats, MixtureStats};
 
 /// The knobs of the policies.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -76,36 +79,10 @@ pub enum Scorer {
 }
 
 /// One expert's weights, channel-major (row j of each is channel j).
-struct Expert<'a> {
-    gate: &'a Matrix,
-    up: &'a Matrix,
-    down_t: Matrix,
-}
-
-/// One block's calibration statistics, per expert.
-#[derive(Clone, Debug)]
-pub struct BlockStats {
-    /// `P^T`: the top principal directions of the block's FFN inputs (rank x hidden).
-    pub basis: Matrix,
-    /// `W_gate P` per expert (expert_ffn x rank).
-    pub gate_lr: Vec<Matrix>,
-    /// Mean inner activation per channel over the tokens routed to the expert.
-    pub mean: Vec<Vec<f32>>,
-    /// Mean magnitude of the inner activation per channel over the same tokens.
-    pub mean_abs: Vec<Vec<f32>>,
-    /// Mean `|up x|` per channel over the same tokens.
-    pub mean_abs_up: Vec<Vec<f32>>,
-    /// `W_down mean`: the expert's mean output.
-    pub mean_out: Vec<Vec<f32>>,
-}
-
-/// A mixture's calibration statistics, one entry per block.
-#[derive(Clone, Debug)]
-pub struct MixtureStats {
-    /// By block.
-    pub blocks: Vec<BlockStats>,
-    /// Calibration tokens they were measured on.
-    pub tokens: usize,
+pub(crate) struct Expert<'a> {
+    pub(crate) gate: &'a Matrix,
+    pub(crate) up: &'a Matrix,
+    pub(crate) down_t: Matrix,
 }
 
 /// What a policy loaded, summed over passes.
@@ -142,10 +119,12 @@ pub struct PolicyExec<'a> {
     prefill: bool,
     /// The traffic so far.
     pub counts: Counts,
+    /// Where set, every pass's blocks as the MoE trace records them (a pass pushes its list).
+    pub record: Option<Vec<Vec<BlockTrace>>>,
 }
 
 /// The weights of expert `e` of block `l`.
-fn expert_weights<'a>(ckpt: &'a Checkpoint, l: usize, e: usize) -> Expert<'a> {
+pub(crate) fn expert_weights<'a>(ckpt: &'a Checkpoint, l: usize, e: usize) -> Expert<'a> {
     let find = |part: &str| {
         let name = format!("blk.{l}.{part}.{e}.weight");
         let at = ckpt.graph.weights.iter().position(|w| w.tensor == name);
@@ -198,6 +177,7 @@ impl<'a> PolicyExec<'a> {
             tree: Vec::new(),
             prefill: false,
             counts: Counts::default(),
+            record: None,
         })
     }
 
@@ -213,12 +193,20 @@ impl<'a> PolicyExec<'a> {
     /// The graph's routing; counts the union of the chosen experts.
     fn union(&mut self, logits: &[&[f32]]) -> Mixing {
         let routes: Vec<Vec<f32>> = logits.iter().map(|l| route(l, self.moe.top_k, self.moe.gating)).collect();
-        let used = (0..self.moe.experts).filter(|&e| routes.iter().any(|r| r[e] != 0.0)).count();
-        self.count(used, self.expert_bytes(used * self.moe.expert_ffn), 0);
+        let used: Vec<usize> = (0..self.moe.experts).filter(|&e| routes.iter().any(|r| r[e] != 0.0)).collect();
+        self.load(&routes, whole(&used), 0, false);
         Mixing::Graph
     }
 
-    fn count(&mut self, experts: usize, bytes: u64, predictor: u64) {
+    /// Counts a block's loads (the A8W4 bytes of their channels, the predictor's apart) and
+    /// records them with the tokens' routing where asked.
+    fn load(&mut self, routes: &[Vec<f32>], loads: Vec<ExpertLoad>, predictor: u64, calibrated: bool) {
+        let channels: usize = loads.iter().map(|l| l.channels.count(self.moe.expert_ffn)).sum();
+        let (experts, bytes) = (loads.len(), self.expert_bytes(channels));
+        if let Some(pass) = self.record.as_mut().and_then(|passes| passes.last_mut()) {
+            let routing = routes.iter().map(|r| Routing::from_weights(r)).collect();
+            pass.push(BlockTrace { routing, loads, calibrated });
+        }
         let c = &mut self.counts;
         if self.prefill {
             c.prefill_experts_loaded += experts as u64;
@@ -249,8 +237,8 @@ impl<'a> PolicyExec<'a> {
         order.sort_by(|&a, &b| mass[b].total_cmp(&mass[a]));
         order.truncate(self.cfg.expert_budget);
         order.sort_unstable();
-        let routes = logits.iter().map(|l| self.route_within(l, &order, k)).collect();
-        self.count(order.len(), self.expert_bytes(order.len() * self.moe.expert_ffn), 0);
+        let routes: Vec<Vec<f32>> = logits.iter().map(|l| self.route_within(l, &order, k)).collect();
+        self.load(&routes, whole(&order), 0, false);
         Mixing::Routes(routes)
     }
 
@@ -289,7 +277,7 @@ impl<'a> PolicyExec<'a> {
         };
         let mut shared: Vec<usize> = (0..n).filter(|&e| important.iter().any(|&t| routes[t][e] != 0.0)).collect();
         shared.sort_unstable();
-        let routes = (0..tokens)
+        let routes: Vec<Vec<f32>> = (0..tokens)
             .map(|t| {
                 if important.contains(&t) {
                     routes[t].clone()
@@ -298,7 +286,7 @@ impl<'a> PolicyExec<'a> {
                 }
             })
             .collect();
-        self.count(shared.len(), self.expert_bytes(shared.len() * self.moe.expert_ffn), 0);
+        self.load(&routes, whole(&shared), 0, false);
         Mixing::Routes(routes)
     }
 
@@ -335,12 +323,21 @@ impl<'a> PolicyExec<'a> {
                 loaded[e][j] = true;
             }
         }
-        let channels: usize = loaded.iter().map(|l| l.iter().filter(|&&v| v).count()).sum();
-        let experts = loaded.iter().filter(|l| l.iter().any(|&v| v)).count();
+        let loads: Vec<ExpertLoad> = (0..n)
+            .filter_map(|e| {
+                let only: Vec<u32> = (0..f).filter(|&j| loaded[e][j]).map(|j| j as u32).collect();
+                let channels = match only.len() {
+                    0 => return None,
+                    c if c == f => Channels::All,
+                    _ => Channels::Only(only),
+                };
+                Some(ExpertLoad { expert: ExpertId(e as u32), channels })
+            })
+            .collect();
         let rank = stats.basis.rows;
         let predictor = rank as u64 * a8w4_bytes(self.hidden)
             + predicted.iter().filter(|&&p| p).count() as u64 * f as u64 * a8w4_bytes(rank);
-        self.count(experts, self.expert_bytes(channels), predictor);
+        self.load(&routes, loads, predictor, calibrated);
         let (weights, mean) = (&self.experts[layer], self.means[layer]);
         let outs: Vec<(Vec<f32>, Vec<f32>)> = (0..x.len())
             .into_par_iter()
@@ -359,6 +356,11 @@ impl<'a> PolicyExec<'a> {
             .collect();
         Mixing::Outputs(outs)
     }
+}
+
+/// Whole experts, as loads.
+fn whole(experts: &[usize]) -> Vec<ExpertLoad> {
+    experts.iter().map(|&e| ExpertLoad { expert: ExpertId(e as u32), channels: Channels::All }).collect()
 }
 
 /// Each expert's share of a token's routing, for ranking (f64, never underflowing to 0 for a
@@ -430,148 +432,16 @@ impl StepPolicy for PolicyExec<'_> {
             Pass::Prefill(_) => {
                 self.prefill = true;
                 self.tree.clear();
+                self.record.iter_mut().for_each(|passes| passes.push(Vec::new()));
             }
             Pass::Verify(tree) => {
                 self.prefill = false;
                 self.tree = tree.to_vec();
                 self.counts.steps += 1;
+                self.record.iter_mut().for_each(|passes| passes.push(Vec::new()));
             }
         }
     }
-}
-
-/// Records each block's FFN inputs and routing over calibration text.
-#[derive(Default)]
-struct Recorder {
-    x: Vec<Vec<Vec<f32>>>,
-    routes: Vec<Vec<Vec<f32>>>,
-    moe: Option<MoeConfig>,
-}
-
-impl MixtureExec for Recorder {
-    fn mixture(&mut self, layer: LayerId, x: &[&[f32]], logits: &[&[f32]]) -> Mixing {
-        let l = layer.0 as usize;
-        let moe = self.moe.expect("set before the run");
-        if self.x.len() <= l {
-            self.x.resize(l + 1, Vec::new());
-            self.routes.resize(l + 1, Vec::new());
-        }
-        self.x[l].extend(x.iter().map(|v| v.to_vec()));
-        self.routes[l].extend(logits.iter().map(|v| route(v, moe.top_k, moe.gating)));
-        Mixing::Graph
-    }
-}
-
-impl StepPolicy for Recorder {
-    fn begin(&mut self, _: Pass<'_>) {}
-}
-
-/// Measures a mixture's calibration statistics on `docs` (each fed as one prefill), with a gate
-/// predictor of `rank` directions.
-pub fn calibrate_mixture(ckpt: &Checkpoint, docs: &[Vec<TokenId>], rank: usize) -> Result<MixtureStats, String> {
-    let c = &ckpt.graph.config;
-    let moe = c.moe.ok_or("the model is not a mixture")?;
-    if rank == 0 || rank > c.hidden {
-        return Err(format!("a gate predictor of rank {rank} does not fit the hidden size {}", c.hidden));
-    }
-    let mut rec = Recorder { moe: Some(moe), ..Recorder::default() };
-    for doc in docs.iter().filter(|d| !d.is_empty()) {
-        let draft = crate::speculate::Draft::first(c.layers, c.layers).map_err(|e| e.to_string())?;
-        let shape = lacuna_spec::speculation::TreeShape { depth: 0, width: 1 };
-        let mut s = crate::speculate::Speculator::new(ckpt, shape, &draft).map_err(|e| e.to_string())?;
-        s.prefill(doc, &mut crate::forward::Dense, Some(&mut rec)).map_err(|e| e.to_string())?;
-    }
-    let tokens = rec.x.first().map_or(0, Vec::len);
-    if tokens < rank {
-        return Err(format!("{tokens} calibration tokens cannot fit a gate predictor of rank {rank}"));
-    }
-    let blocks = (0..c.layers)
-        .into_par_iter()
-        .map(|l| {
-            let experts: Vec<Expert> = (0..moe.experts).map(|e| expert_weights(ckpt, l, e)).collect();
-            let basis = principal_directions(&rec.x[l], rank, l as u64);
-            let f = moe.expert_ffn;
-            let zeros = || vec![vec![0f32; f]; moe.experts];
-            let (mut mean, mut mean_abs, mut mean_abs_up) = (zeros(), zeros(), zeros());
-            let mut seen = vec![0usize; moe.experts];
-            for (x, r) in rec.x[l].iter().zip(&rec.routes[l]) {
-                for e in (0..moe.experts).filter(|&e| r[e] != 0.0) {
-                    seen[e] += 1;
-                    for j in 0..f {
-                        let u = dot(experts[e].up.row(j), x);
-                        let a = silu(dot(experts[e].gate.row(j), x)) * u;
-                        mean[e][j] += a;
-                        mean_abs[e][j] += a.abs();
-                        mean_abs_up[e][j] += u.abs();
-                    }
-                }
-            }
-            for e in 0..moe.experts {
-                let n = seen[e].max(1) as f32;
-                mean[e].iter_mut().chain(&mut mean_abs[e]).chain(&mut mean_abs_up[e]).for_each(|v| *v /= n);
-            }
-            let mean_out = (0..moe.experts)
-                .map(|e| {
-                    let mut y = vec![0f32; c.hidden];
-                    for j in 0..f {
-                        y.iter_mut().zip(experts[e].down_t.row(j)).for_each(|(y, d)| *y += mean[e][j] * d);
-                    }
-                    y
-                })
-                .collect();
-            let gate_lr = experts
-                .iter()
-                .map(|w| {
-                    let data = (0..f)
-                        .flat_map(|j| (0..rank).map(move |r| (j, r)))
-                        .map(|(j, r)| dot(w.gate.row(j), basis.row(r)))
-                        .collect();
-                    Matrix { rows: f, cols: rank, data }
-                })
-                .collect();
-            BlockStats { basis, gate_lr, mean, mean_abs, mean_abs_up, mean_out }
-        })
-        .collect();
-    Ok(MixtureStats { blocks, tokens })
-}
-
-/// The `rank` leading eigenvectors of `E[x x^T]` over `xs` (rows of the result), by subspace
-/// iteration from a seeded start (12 rounds of multiply and Gram-Schmidt, in f64).
-fn principal_directions(xs: &[Vec<f32>], rank: usize, seed: u64) -> Matrix {
-    let d = xs[0].len();
-    let mut cov = vec![0f64; d * d];
-    for x in xs {
-        for i in 0..d {
-            let xi = x[i] as f64;
-            for j in 0..d {
-                cov[i * d + j] += xi * x[j] as f64;
-            }
-        }
-    }
-    // A fixed pseudo-random start (splitmix64), so the basis is reproducible.
-    let mut state = seed ^ 0x9E37_79B9_7F4A_7C15;
-    let mut next = || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-    };
-    let mut q: Vec<Vec<f64>> = (0..rank).map(|_| (0..d).map(|_| next()).collect()).collect();
-    for _ in 0..12 {
-        q = q.iter().map(|v| (0..d).map(|i| (0..d).map(|j| cov[i * d + j] * v[j]).sum()).collect()).collect();
-        for r in 0..rank {
-            for s in 0..r {
-                let p: f64 = (0..d).map(|i| q[r][i] * q[s][i]).sum();
-                for i in 0..d {
-                    q[r][i] -= p * q[s][i];
-                }
-            }
-            let norm = q[r].iter().map(|v| v * v).sum::<f64>().sqrt().max(f64::MIN_POSITIVE);
-            q[r].iter_mut().for_each(|v| *v /= norm);
-        }
-    }
-    Matrix { rows: rank, cols: d, data: q.iter().flatten().map(|&v| v as f32).collect() }
 }
 
 #[cfg(test)]

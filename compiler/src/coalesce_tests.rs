@@ -215,3 +215,51 @@ fn calibration_adds_the_skipped_channels_mean_scaled_by_how_active_the_loaded_on
         assert!((with[i] - without[i] - kappa * rest).abs() < 1e-5, "output {i}");
     }
 }
+
+#[test]
+fn the_trace_records_each_policys_passes_as_it_ran_and_counted() {
+    use crate::moe_trace::{summarize, trace_policies, TraceOptions};
+    use lacuna_spec::moe_trace::{Channels, MoeTrace, PassKind};
+    let ckpt = mixture(Gating::SoftmaxTopKNormalized);
+    let stats = calibrate_mixture(&ckpt, &docs(), 4).unwrap();
+    let prompt = [TokenId(3), TokenId(5)];
+    let draft = Draft::first(1, 3).unwrap();
+    let opts = TraceOptions {
+        shape: SHAPE,
+        draft: draft.clone(),
+        tokens: 12,
+        expert_budget: 3,
+        channel_budget: 0.5,
+        reuse: None,
+    };
+    let written = trace_policies(&ckpt, &stats, &MoePolicy::ALL, &prompt, "t3 t5", &opts, &mut |_| {}).unwrap();
+    let trace = MoeTrace::read(&serde_json::to_vec(&written).unwrap()).unwrap();
+    assert_eq!(trace, written, "the reader takes what the recorder writes");
+    let greedy_tokens = greedy(&ckpt, &prompt, 12, &mut Dense).unwrap();
+    for p in &trace.policies {
+        // The same run again, counted: the trace's bytes are the counts, its paths the tokens.
+        let cfg = PolicyConfig { channel_budget: 0.5, ..config(p.policy) };
+        let mut exec = PolicyExec::new(&ckpt, cfg, Some(&stats)).unwrap();
+        let shape = if p.policy.speculates() { SHAPE } else { TreeShape { depth: 0, width: 1 } };
+        let (tokens, steps) = generate(&ckpt, &prompt, 12, shape, &draft, &mut Dense, Some(&mut exec)).unwrap();
+        let s = summarize(&trace, p);
+        assert_eq!((s.steps, s.step_bytes), (steps.len(), exec.counts.expert_bytes), "{}", p.policy);
+        assert_eq!(s.prefill_bytes, exec.counts.prefill_expert_bytes, "{}", p.policy);
+        assert_eq!(p.passes[0].tokens, vec![3, 5], "the prefill is the prompt");
+        let committed: Vec<u32> =
+            p.passes[1..].iter().flat_map(|pass| pass.accepted.iter().map(|&i| pass.tokens[i as usize])).collect();
+        let generated: Vec<u32> = steps.iter().flat_map(|s| s.tokens()).map(|t| t.0).collect();
+        assert_eq!(committed, generated, "{}", p.policy);
+        if matches!(p.policy, MoePolicy::NoSd | MoePolicy::Naive) {
+            assert_eq!(tokens, greedy_tokens, "{}", p.policy);
+        }
+        let steps_loads = p.passes[1..].iter().flat_map(|pass| &pass.blocks).flat_map(|b| &b.loads);
+        let partial = steps_loads.filter(|l| matches!(l.channels, Channels::Only(_))).count();
+        let coalesces = matches!(p.policy, MoePolicy::Coalesced | MoePolicy::CoalescedCalibrated);
+        assert_eq!(partial > 0, coalesces, "{}: half a token's channels load parts of experts", p.policy);
+        let calibrated = p.passes.iter().flat_map(|pass| pass.blocks.iter().map(move |b| (pass.kind, b.calibrated)));
+        for (kind, flagged) in calibrated {
+            assert_eq!(flagged, p.policy == MoePolicy::CoalescedCalibrated && kind == PassKind::Verify);
+        }
+    }
+}

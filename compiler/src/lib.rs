@@ -28,10 +28,12 @@ pub mod hf;
 pub mod hf_moe;
 pub mod input;
 pub mod kernels;
+pub mod mixture_stats;
 pub mod models;
 pub mod moe_eval;
 #[cfg(test)]
 mod moe_tests;
+pub mod moe_trace;
 pub mod moefy;
 mod open;
 pub mod passes;

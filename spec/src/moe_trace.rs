@@ -109,6 +109,19 @@ pub struct Routing {
     pub weights: Vec<f32>,
 }
 
+impl Routing {
+    /// A token's routing from its weight per expert (zero: not chosen): the chosen experts by
+    /// decreasing weight, ties to the lower index.
+    pub fn from_weights(weights: &[f32]) -> Routing {
+        let mut chosen: Vec<usize> = (0..weights.len()).filter(|&e| weights[e] != 0.0).collect();
+        chosen.sort_by(|&a, &b| weights[b].total_cmp(&weights[a]).then(a.cmp(&b)));
+        Routing {
+            experts: chosen.iter().map(|&e| ExpertId(e as u32)).collect(),
+            weights: chosen.iter().map(|&e| weights[e]).collect(),
+        }
+    }
+}
+
 /// The channels of one expert a block loads.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -132,3 +132,10 @@ fn a_step_deeper_than_the_tree_or_a_file_that_is_not_a_trace_is_refused() {
     v["surprise"] = 1.into();
     assert!(MoeTrace::read(v.to_string().as_bytes()).unwrap_err().contains("unknown field"));
 }
+
+#[test]
+fn a_routing_lists_the_chosen_experts_by_decreasing_weight() {
+    let r = Routing::from_weights(&[0.0, 0.25, 0.0, 0.5, 0.25]);
+    assert_eq!(r.experts, vec![ExpertId(3), ExpertId(1), ExpertId(4)]);
+    assert_eq!(r.weights, vec![0.5, 0.25, 0.25]);
+}
