@@ -4,7 +4,7 @@ use half::f16;
 use std::process::Command;
 
 mod common;
-use common::{assert_clean_error, lacuna, stderr, stdout, write_npy};
+use common::{assert_clean_error, assert_refused_by_clap, lacuna, stderr, stdout, write_npy};
 
 /// (nonzeros, padding entries) by the encoding rule, counted from the dense matrix directly:
 /// a gap of g zeros before a nonzero costs floor(g / 16) padding entries; trailing gaps cost none.
@@ -410,17 +410,66 @@ fn compile_and_eval_refuse_bad_arguments_clearly() {
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--moe", "16x4", "--channel-budget=-1"]), "--channel-budget");
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--moe", "16x4", "--policies", "greedy"]), "unknown policy");
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--moe", "16x4", "--expert-budget", "0"]), "--expert-budget");
-    // A mixture's options without a mixture, and dual sparsity's with one, would be ignored: usage
-    // errors (clap's, with its usage tips).
-    for (args, needle) in [
-        (&["eval", "--tree", "2x2"][..], "--moe"),
-        (&["eval", "--channel-budget", "0.5"], "--moe"),
-        (&["eval", "--moe", "16x4", "--levels", "30"], "cannot be used with"),
-        (&["eval", "--moe", "16x4", "--out", "x"], "cannot be used with"),
-    ] {
-        let o = lacuna(args);
-        let err = String::from_utf8_lossy(&o.stderr).to_string();
-        assert!(!o.status.success() && err.starts_with("error: ") && err.contains(needle), "{args:?}: {err}");
+    // A mixture's options without a mixture, and dual sparsity's with one, would be ignored.
+    assert_refused_by_clap(&lacuna(&["eval", "--tree", "2x2"]), "--moe");
+    assert_refused_by_clap(&lacuna(&["eval", "--channel-budget", "0.5"]), "--moe");
+    assert_refused_by_clap(&lacuna(&["eval", "--moe", "16x4", "--levels", "30"]), "cannot be used with");
+    assert_refused_by_clap(&lacuna(&["eval", "--moe", "16x4", "--out", "x"]), "cannot be used with");
+    assert_refused_by_clap(&lacuna(&["compile", "smollm2-135m", "--tree", "2x2", "-o", o]), "--moe");
+    assert_refused_by_clap(&lacuna(&["compile", "smollm2-135m", "--policies", "naive", "-o", o]), "--moe");
+    let moe_with = |flag: &str| lacuna(&["compile", "smollm2-135m", "--moe", "16x8", flag, "30", "-o", o]);
+    assert_refused_by_clap(&moe_with("--weight-sparsity"), "cannot be used with");
+    assert_refused_by_clap(&moe_with("--held-out-docs"), "cannot be used with");
+    assert_clean_error(
+        &lacuna(&["compile", "smollm2-135m", "--moe", "16x8", "--generate", "0", "-o", o]),
+        "--generate",
+    );
+    assert_clean_error(
+        &lacuna(&["compile", "smollm2-135m", "--moe", "16x8", "--expert-budget", "0", "-o", o]),
+        "--expert-budget",
+    );
+}
+
+/// `compile --moe` on the real model (small calibration): the MoE trace of two policies, read
+/// back by the spec's checked reader, its steps the tokens generated.
+#[test]
+fn a_real_model_compiles_to_the_moe_trace_of_its_policies() {
+    if common::skip_without_smollm2() {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let d = out.path().join("moe");
+    let args = [
+        "compile",
+        "smollm2-135m",
+        "--moe",
+        "16x8",
+        "--tree",
+        "2x2",
+        "--calibration-docs",
+        "12",
+        "--max-tokens",
+        "64",
+        "--generate",
+        "3",
+        "--policies",
+        "naive,coalesced-calibrated",
+        "-o",
+        d.to_str().unwrap(),
+    ];
+    let o = lacuna(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("coalesced-calibrated"), "{}", stdout(&o));
+    let bytes = std::fs::read(d.join(lacuna_spec::moe_trace::FILE)).unwrap();
+    let t = lacuna_spec::moe_trace::MoeTrace::read(&bytes).unwrap();
+    assert!(t.model.contains("MoEfication"), "{}", t.model);
+    assert_eq!((t.layers, t.moe.experts, t.moe.top_k, t.tree.to_string()), (30, 16, 8, "2x2".to_string()));
+    let names: Vec<String> = t.policies.iter().map(|p| p.policy.to_string()).collect();
+    assert_eq!(names, ["naive", "coalesced-calibrated"]);
+    for p in &t.policies {
+        let committed: usize = p.passes[1..].iter().map(|s| s.accepted.len()).sum();
+        assert!(committed >= 3, "{}: {committed} tokens committed", p.policy);
+        assert_eq!(p.passes[0].tokens.len(), 5, "The capital of France is");
     }
 }
 

@@ -1,11 +1,13 @@
 //! `lacuna compile`: a real checkpoint to a lacuna program (manifest, memory image, decode trace).
 
+use crate::cmd::eval_moe::MoeShape;
 use crate::cmd::Percent;
 use anyhow::{bail, Context, Result};
 use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::compile::{compile, CompileOptions};
 use lacuna_compiler::models::SMOLLM2_135M;
 use lacuna_compiler::passes::prune_weights::PruneMethod;
+use lacuna_spec::speculation::{MoePolicy, TreeShape};
 use lacuna_spec::trace::write_trace;
 use lacuna_spec::Arch;
 use std::path::PathBuf;
@@ -20,16 +22,16 @@ pub struct Args {
     /// model cache; scripts/fetch-models.sh fetches it).
     model: String,
     /// Weight sparsity of every block linear, in percent (the LM head stays dense).
-    #[arg(long, default_value = "50")]
+    #[arg(long, conflicts_with = "moe", default_value = "50")]
     weight_sparsity: Percent,
     /// Activation sparsity of every block linear's input, in percent (calibrated thresholds).
-    #[arg(long, default_value = "50")]
+    #[arg(long, conflicts_with = "moe", default_value = "50")]
     act_sparsity: Percent,
     /// Pruning method: magnitude or wanda.
-    #[arg(long, default_value = "wanda")]
+    #[arg(long, conflicts_with = "moe", default_value = "wanda")]
     method: String,
     /// Architecture: a preset (edge, tiny) or a TOML file.
-    #[arg(long, default_value = "edge")]
+    #[arg(long, conflicts_with = "moe", default_value = "edge")]
     arch: String,
     /// The prompt of the recorded decode trace.
     #[arg(long, default_value = "The capital of France is")]
@@ -37,18 +39,41 @@ pub struct Args {
     /// Tokens generated after the prompt in the trace.
     #[arg(long, default_value_t = 3)]
     generate: usize,
-    /// Calibration documents (4 Debian fortunes each).
-    #[arg(long, default_value_t = 32)]
-    calibration_docs: usize,
+    /// Calibration documents (4 Debian fortunes each) [default: 32, with --moe 64].
+    #[arg(long)]
+    calibration_docs: Option<usize>,
     /// Held-out documents for the activation sparsity check (4 Debian riddles each).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, conflicts_with = "moe", default_value_t = 8)]
     held_out_docs: usize,
     /// Tokens per calibration or held-out document at most.
     #[arg(long, default_value_t = 64)]
     max_tokens: usize,
-    /// Output directory (program.json, image.bin, trace.lctr).
+    /// Output directory (program.json, image.bin, trace.lctr; with --moe, moe_trace.json).
     #[arg(short, long)]
     out: PathBuf,
+    /// A mixture of experts with speculative decoding instead of dual sparsity: the dense FFNs
+    /// split into E experts, K chosen per token (MoEfication), e.g. 16x8; the trace of every
+    /// expert policy's passes for the expert unit (moe_trace.json).
+    #[arg(long)]
+    moe: Option<MoeShape>,
+    /// With --moe: draft trees of depth D and width W.
+    #[arg(long, requires = "moe", default_value = "4x4")]
+    tree: TreeShape,
+    /// With --moe: the self-draft's blocks, e.g. 0-9,20-29 [default: the first and last thirds].
+    #[arg(long, requires = "moe")]
+    draft: Option<String>,
+    /// With --moe: experts per block and step of the `budget` policy [default: 3K/2, at most E].
+    #[arg(long, requires = "moe")]
+    expert_budget: Option<usize>,
+    /// With --moe: channels a depth may select under coalescing, in units of one token's need.
+    #[arg(long, requires = "moe", default_value_t = 1.0)]
+    channel_budget: f64,
+    /// With --moe: rank of the coalescing's gate predictor.
+    #[arg(long, requires = "moe", default_value_t = 32)]
+    predictor_rank: usize,
+    /// With --moe: the policies to trace.
+    #[arg(long, requires = "moe", value_delimiter = ',', default_values = ["no-sd", "naive", "budget", "coalesced", "coalesced-calibrated"])]
+    policies: Vec<MoePolicy>,
 }
 
 /// Resolves a model argument: a file, or the name of a pinned model in the cache.
@@ -74,22 +99,49 @@ pub const MAX_DOC_TOKENS: usize = 2048;
 pub const MAX_DOCS: usize = 10_000;
 
 pub fn run(a: Args) -> Result<ExitCode> {
+    let calibration_docs = a.calibration_docs.unwrap_or(if a.moe.is_some() { 64 } else { 32 });
     for (flag, v, max) in [
         ("--generate", a.generate, MAX_GENERATE),
         ("--max-tokens", a.max_tokens, MAX_DOC_TOKENS),
-        ("--calibration-docs", a.calibration_docs, MAX_DOCS),
+        ("--calibration-docs", calibration_docs, MAX_DOCS),
         ("--held-out-docs", a.held_out_docs, MAX_DOCS),
     ] {
         if v > max {
             bail!("{flag} must be at most {max}, got {v}");
         }
     }
+    if let Some(moe) = a.moe {
+        if !(a.channel_budget.is_finite() && a.channel_budget >= 0.0) {
+            bail!("--channel-budget must be a non-negative number, got {}", a.channel_budget);
+        }
+        if a.expert_budget == Some(0) {
+            bail!("--expert-budget must be at least 1");
+        }
+        if a.generate == 0 {
+            bail!("--generate must be at least 1 with --moe (the trace's steps are its tokens)");
+        }
+        return crate::cmd::compile_moe::run(crate::cmd::compile_moe::MoeCompileArgs {
+            model_path: model_path(&a.model)?,
+            moe,
+            tree: a.tree,
+            draft: a.draft,
+            prompt: a.prompt,
+            generate: a.generate,
+            calibration_docs,
+            max_tokens: a.max_tokens,
+            expert_budget: a.expert_budget,
+            channel_budget: a.channel_budget,
+            rank: a.predictor_rank,
+            policies: a.policies,
+            out: a.out,
+        });
+    }
     let arch = Arch::load(&a.arch)?;
     let method: PruneMethod = a.method.parse().map_err(anyhow::Error::msg)?;
     let opts = CompileOptions {
         prompt: a.prompt.clone(),
         generate: a.generate,
-        calibration_docs: a.calibration_docs,
+        calibration_docs,
         held_out_docs: a.held_out_docs,
         max_tokens: a.max_tokens,
         ..CompileOptions::new(

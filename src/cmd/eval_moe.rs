@@ -6,7 +6,7 @@
 
 use anyhow::{bail, Result};
 use lacuna_compiler::checkpoint::Checkpoint;
-use lacuna_compiler::coalesce::calibrate_mixture;
+use lacuna_compiler::coalesce::{calibrate_mixture, MixtureStats};
 use lacuna_compiler::coalesce::{Reuse, Scorer};
 use lacuna_compiler::corpus::{fortunes, join, Split, SOURCE};
 use lacuna_compiler::moe_eval::{evaluate_policies, evaluate_prefill, MoeEvalConfig, PolicyRow, PrefillRow};
@@ -76,6 +76,42 @@ struct Report<'a> {
 
 const BYTES: &str = "expert weights in A8W4 (INT4 values, an FP16 scale per 32), loaded per block and step with nothing kept across steps; the gate predictor's bytes apart; attention and the draft's own passes not counted";
 
+/// `n` documents of 4 Debian fortunes of a split, tokenized, `max_tokens` each at most.
+pub fn fortune_docs(ckpt: &Checkpoint, split: Split, n: usize, max_tokens: usize) -> Result<Vec<Vec<TokenId>>> {
+    Ok(join(&fortunes(split).map_err(anyhow::Error::msg)?, 4)
+        .iter()
+        .take(n)
+        .map(|t| ckpt.tokenizer.encode(t).into_iter().take(max_tokens).collect())
+        .collect())
+}
+
+/// The mixture derived from `dense` by MoEfication on `calib` (labelled so in its name), and its
+/// calibration statistics (a gate predictor of `rank`) on the same text.
+pub fn derive_mixture(
+    dense: &Checkpoint,
+    moe: MoeShape,
+    calib: &[Vec<TokenId>],
+    rank: usize,
+    say: &dyn Fn(&str),
+) -> Result<(Checkpoint, MixtureStats)> {
+    say(&format!(
+        "splitting the FFNs into {}x{} experts (MoEfication on {} documents)",
+        moe.experts,
+        moe.top_k,
+        calib.len()
+    ));
+    let (mix, _) = moefy(dense, calib, moe.experts, moe.top_k, 1)?;
+    say("calibration statistics of the mixture");
+    let stats = calibrate_mixture(&mix, calib, rank).map_err(anyhow::Error::msg)?;
+    Ok((mix, stats))
+}
+
+/// The `budget` policy's experts unless told: one and a half tokens' worth, below the union of a
+/// tree (2k would be all 16 of a 16x8 mixture).
+pub fn default_expert_budget(moe: MoeShape) -> usize {
+    (3 * moe.top_k).div_ceil(2).min(moe.experts)
+}
+
 /// Prompt tokens of each generation prompt and prefilled before each held-out document's
 /// teacher-forced steps.
 const PROMPT_TOKENS: usize = 16;
@@ -96,13 +132,7 @@ pub fn run(a: MoeArgs) -> Result<ExitCode> {
         Some(d) => Draft::parse(d, layers)?,
         None => default_draft(&dense.graph.config),
     };
-    let docs = |split, n: usize| -> Result<Vec<Vec<TokenId>>> {
-        Ok(join(&fortunes(split).map_err(anyhow::Error::msg)?, 4)
-            .iter()
-            .take(n)
-            .map(|t| dense.tokenizer.encode(t).into_iter().take(a.max_tokens).collect())
-            .collect())
-    };
+    let docs = |split, n: usize| fortune_docs(&dense, split, n, a.max_tokens);
     let calib = docs(Split::Calibration, a.calibration_docs)?;
     let held = docs(Split::Evaluation, a.docs)?;
     let prompts: Vec<Vec<TokenId>> = docs(Split::HeldOut, a.prompts)?
@@ -110,18 +140,9 @@ pub fn run(a: MoeArgs) -> Result<ExitCode> {
         .map(|d| d.into_iter().take(PROMPT_TOKENS).collect::<Vec<_>>())
         .filter(|d| !d.is_empty())
         .collect();
-    say(&format!(
-        "splitting the FFNs into {}x{} experts (MoEfication on {} documents)",
-        a.moe.experts,
-        a.moe.top_k,
-        calib.len()
-    ));
-    let (mix, _) = moefy(&dense, &calib, a.moe.experts, a.moe.top_k, 1)?;
+    let (mix, stats) = derive_mixture(&dense, a.moe, &calib, a.rank, &say)?;
     drop(dense);
-    say("calibration statistics of the mixture");
-    let stats = calibrate_mixture(&mix, &calib, a.rank).map_err(anyhow::Error::msg)?;
-    // One and a half tokens' experts: below the tree's union (2k would be all 16 of a 16x8 mixture).
-    let expert_budget = a.expert_budget.unwrap_or((3 * a.moe.top_k).div_ceil(2).min(a.moe.experts));
+    let expert_budget = a.expert_budget.unwrap_or(default_expert_budget(a.moe));
     let cfg = MoeEvalConfig {
         shape: a.tree,
         draft: draft.clone(),

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod compile;
+pub mod compile_moe;
 pub mod cosim;
 pub mod emit_verilog;
 pub mod encode;
