@@ -420,6 +420,9 @@ fn compile_and_eval_refuse_bad_arguments_clearly() {
     let moe_with = |flag: &str| lacuna(&["compile", "smollm2-135m", "--moe", "16x8", flag, "30", "-o", o]);
     assert_refused_by_clap(&moe_with("--weight-sparsity"), "cannot be used with");
     assert_refused_by_clap(&moe_with("--held-out-docs"), "cannot be used with");
+    let twice = ["compile", "smollm2-135m", "--moe", "16x8", "--policies", "naive,budget,naive", "-o", o];
+    assert_clean_error(&lacuna(&twice), "--policies names naive twice");
+    assert_clean_error(&lacuna(&["eval", "--moe", "16x8", "--policies", "budget,budget"]), "names budget twice");
     assert_clean_error(
         &lacuna(&["compile", "smollm2-135m", "--moe", "16x8", "--generate", "0", "-o", o]),
         "--generate",

@@ -152,10 +152,14 @@ impl<'a> PolicyExec<'a> {
         if cfg.policy == MoePolicy::Budget && cfg.expert_budget == 0 {
             return Err("an expert budget of 0 loads nothing".into());
         }
-        if cfg.reuse.is_some_and(|r| r.reduced_k == 0 || !(r.important > 0.0 && r.important <= 1.0)) {
-            return Err(
-                "prompt-wise reuse needs a share of important tokens in (0, 1] and a reduced k of 1 or more".into()
-            );
+        if cfg
+            .reuse
+            .is_some_and(|r| !(1..=moe.top_k).contains(&r.reduced_k) || !(r.important > 0.0 && r.important <= 1.0))
+        {
+            return Err(format!(
+                "prompt-wise reuse needs a share of important tokens in (0, 1] and a reduced k in 1..={}",
+                moe.top_k
+            ));
         }
         if !(cfg.channel_budget.is_finite() && cfg.channel_budget >= 0.0) {
             return Err(format!("channel budget {} is not a non-negative number", cfg.channel_budget));

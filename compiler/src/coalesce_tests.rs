@@ -153,10 +153,11 @@ fn policies_without_what_they_need_are_refused() {
         Some(&stats)
     )
     .is_err());
-    let bad = Reuse { scorer: Scorer::Spaced, important: 0.0, reduced_k: 1 };
-    assert!(
-        PolicyExec::new(&ckpt, PolicyConfig { reuse: Some(bad), ..config(MoePolicy::Naive) }, Some(&stats)).is_err()
-    );
+    for (important, reduced_k) in [(0.0, 1), (0.5, 0), (0.5, 3)] {
+        let bad = Reuse { scorer: Scorer::Spaced, important, reduced_k };
+        let cfg = PolicyConfig { reuse: Some(bad), ..config(MoePolicy::Naive) };
+        assert!(PolicyExec::new(&ckpt, cfg, Some(&stats)).is_err(), "share {important}, reduced k {reduced_k} of 2");
+    }
     let dense = random_checkpoint(&LlamaConfig::tiny(), 1);
     assert!(PolicyExec::new(&dense, config(MoePolicy::Naive), None).is_err());
     assert!(calibrate_mixture(&dense, &docs(), 4).is_err());

@@ -104,12 +104,13 @@ pub fn compile(
     opts: &CompileOptions,
     mut progress: impl FnMut(&str),
 ) -> Result<Compiled, String> {
-    // A program runs every linear layer each step; a mixture's experts run as its routing says,
-    // which the program and trace formats do not carry yet (issue 15 brings them). The golden
-    // forward (`lacuna forward`) runs a mixture already.
+    // A program runs every linear layer each step on the core; a mixture's experts run on the
+    // expert unit as its routing says (issue 16 brings their A8W4 image and program). The golden
+    // forward (`lacuna forward`) runs a mixture already, and `lacuna compile DENSE --moe ExK`
+    // writes a derived mixture's MoE trace.
     if let Some(m) = &ckpt.graph.config.moe {
         return Err(format!(
-            "{}: a mixture of {} experts (top {}) cannot be compiled to a program yet; `lacuna forward` runs it",
+            "{}: a mixture of {} experts (top {}) cannot be compiled to a program until the expert unit exists (issue 16); `lacuna forward` runs it",
             ckpt.file_name(),
             m.experts,
             m.top_k

@@ -56,10 +56,11 @@ const SHARD_INDEX: &str = r#"{"metadata": {"total_size": 64}, "weight_map": {"mo
 
 #[test]
 fn the_committed_fuzz_seeds_are_accepted_by_their_readers() {
-    let seeds: [(&str, &str, Vec<u8>); 3] = [
+    let seeds: [(&str, &str, Vec<u8>); 4] = [
         ("trace", "tiny.lctr", write_trace(&tiny_trace())),
         ("program", "tiny.bin", program_seed()),
         ("shard_index", "two_shards.json", SHARD_INDEX.as_bytes().to_vec()),
+        ("moe_trace", "tiny.json", moe_trace_seed()),
     ];
     for (target, name, bytes) in &seeds {
         let path = corpus(target, name);
@@ -72,6 +73,7 @@ fn the_committed_fuzz_seeds_are_accepted_by_their_readers() {
         assert!(committed.len() < 64 * 1024, "{}: a seed stays small", path.display());
         match *target {
             "trace" => drop(read_trace(&committed).unwrap()),
+            "moe_trace" => drop(lacuna_spec::moe_trace::MoeTrace::read(&committed).unwrap()),
             "program" => {
                 let n = u32::from_le_bytes(committed[..4].try_into().unwrap()) as usize;
                 let p: Program = serde_json::from_slice(&committed[4..4 + n]).unwrap();
@@ -80,4 +82,28 @@ fn the_committed_fuzz_seeds_are_accepted_by_their_readers() {
             _ => drop(parse_shard_index(&committed, Path::new("index.json")).unwrap()),
         }
     }
+}
+
+/// Every policy's passes on the tiny mixture (2 blocks of 4x2 experts), 2 tokens from a
+/// 2-token prompt, trees of 2x2.
+fn moe_trace_seed() -> Vec<u8> {
+    use crate::coalesce::calibrate_mixture;
+    use crate::moe_trace::{trace_policies, TraceOptions};
+    use crate::speculate::Draft;
+    use crate::tokenizer::TokenId;
+    use lacuna_spec::graph::LlamaConfig;
+    use lacuna_spec::speculation::{MoePolicy, TreeShape};
+    let mix = crate::checkpoint::test_models::random_checkpoint(&LlamaConfig::tiny_moe(), 5);
+    let docs: Vec<Vec<TokenId>> = (0..4).map(|d| (0..8).map(|i| TokenId((d + 3 * i) % 10)).collect()).collect();
+    let stats = calibrate_mixture(&mix, &docs, 2).unwrap();
+    let opts = TraceOptions {
+        shape: TreeShape { depth: 2, width: 2 },
+        draft: Draft::first(1, 2).unwrap(),
+        tokens: 2,
+        expert_budget: 3,
+        channel_budget: 0.5,
+        reuse: None,
+    };
+    let t = trace_policies(&mix, &stats, &MoePolicy::ALL, &[TokenId(1), TokenId(4)], "t1 t4", &opts, &mut |_| {});
+    serde_json::to_vec(&t.unwrap()).unwrap()
 }

@@ -152,6 +152,10 @@ fn llama_config(path: &Path, c: &HfConfig) -> Result<LlamaConfig, CheckpointErro
     if c.attention_bias || c.mlp_bias {
         return refuse("a linear layer with a bias".into());
     }
+    let has_theta = c.rope_theta.is_some() || c.rope_parameters.as_ref().is_some_and(|p| p.get("rope_theta").is_some());
+    if let Some(why) = crate::hf_moe::missing_default(model_type, &c.moe, has_theta) {
+        return Err(invalid(path, why));
+    }
     let rope_base = rope_theta(c).map_err(|what| invalid(path, what))?;
     let heads = c.num_attention_heads;
     let head_dim = c.head_dim.unwrap_or(if heads == 0 { 0 } else { c.hidden_size / heads });

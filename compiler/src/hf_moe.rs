@@ -35,8 +35,15 @@ pub(crate) struct MoeFields {
     num_experts_per_tok: Option<usize>,
     /// OLMoE's and Qwen-MoE's expert count (refused with their model types; never with ours).
     num_experts: Option<usize>,
-    /// Mistral's and Mixtral's attention window (null: none).
-    sliding_window: Option<u64>,
+    /// Mistral's and Mixtral's attention window: absent (`None`), null (`Some(None)`: no window)
+    /// or a length.
+    #[serde(default, deserialize_with = "present")]
+    sliding_window: Option<Option<u64>>,
+}
+
+/// A field that may be null, told apart from one that is absent.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<u64>>, D::Error> {
+    Option::<u64>::deserialize(d).map(Some)
 }
 
 /// Why a known model type cannot be read, or `None` for the ones this reader takes.
@@ -62,15 +69,30 @@ pub(crate) fn refusal(model_type: &str) -> Option<String> {
 /// is shorter (within it, sliding-window attention is full causal attention).
 pub(crate) fn context(f: &MoeFields, max_position_embeddings: usize) -> usize {
     match f.sliding_window {
-        Some(w) => max_position_embeddings.min(usize::try_from(w).unwrap_or(usize::MAX)),
-        None => max_position_embeddings,
+        Some(Some(w)) => max_position_embeddings.min(usize::try_from(w).unwrap_or(usize::MAX)),
+        _ => max_position_embeddings,
     }
+}
+
+/// Why a config must state a field it leaves out: the defaults `transformers` fills in differ by
+/// model type (and version) from the ones this reader would assume (`rope_theta` 10,000, no
+/// window), so a missing one is refused rather than guessed.
+pub(crate) fn missing_default(model_type: &str, f: &MoeFields, has_rope_theta: bool) -> Option<String> {
+    if model_type != "llama" && f.sliding_window.is_none() {
+        return Some(format!(
+            "a {model_type} config without sliding_window (its default is not ours to guess; null for none)"
+        ));
+    }
+    if model_type == "mixtral" && !has_rope_theta {
+        return Some("a mixtral config without rope_theta (transformers' Mixtral default is 1e6, not 10,000)".into());
+    }
+    None
 }
 
 /// The mixture a config declares (`Some` for `mixtral`), its fields checked; an expert field in a
 /// dense model's config, or a window in a Llama one, is refused rather than ignored.
 pub(crate) fn mixture(model_type: &str, f: &MoeFields, intermediate: usize) -> Result<Option<MoeConfig>, String> {
-    if model_type == "llama" && f.sliding_window.is_some() {
+    if model_type == "llama" && f.sliding_window.is_some_and(|w| w.is_some()) {
         return Err("a llama config with sliding_window (a Mistral field) is not supported".into());
     }
     if model_type != "mixtral" {
@@ -101,6 +123,7 @@ pub(crate) fn mixture(model_type: &str, f: &MoeFields, intermediate: usize) -> R
 /// The Mixtral name of a block's mixture tensor, from the graph's `layer` and `part` (the name
 /// between the block number and `.weight`: `ffn_gate_inp`, `ffn_gate.E`, `ffn_up.E`, `ffn_down.E`).
 pub(crate) fn tensor_name(layer: &str, part: &str) -> Option<String> {
+    layer.parse::<u32>().ok()?;
     if part == "ffn_gate_inp" {
         return Some(format!("model.layers.{layer}.block_sparse_moe.gate.weight"));
     }

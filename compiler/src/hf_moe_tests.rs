@@ -55,6 +55,7 @@ fn mixture_tensors_take_the_names_transformers_gives_mixtral() {
     assert_eq!(name("blk.3.ffn_up.7.weight").as_deref(), Some("model.layers.3.block_sparse_moe.experts.7.w3.weight"));
     assert_eq!(name("blk.3.ffn_down.7.weight").as_deref(), Some("model.layers.3.block_sparse_moe.experts.7.w2.weight"));
     assert_eq!(name("blk.3.ffn_down.x.weight"), None);
+    assert_eq!(name("blk.x.ffn_gate_inp.weight"), None);
     assert_eq!(name("blk.3.ffn_exp_mean.weight"), None, "our extension has no Hugging Face name");
     let g = lacuna_spec::graph::Graph::llama(&tiny_mixtral());
     let names: std::collections::HashSet<String> = g.weights.iter().map(|w| name(&w.tensor).expect("named")).collect();
@@ -134,7 +135,9 @@ fn configs_whose_experts_the_graph_cannot_run_are_refused_with_the_reason() {
     let ckpt = random_checkpoint(&tiny_mixtral(), 1);
     let dense = random_checkpoint(&LlamaConfig::tiny(), 1);
     type Edit = fn(&mut serde_json::Map<String, serde_json::Value>);
-    let cases: [(&Checkpoint, Edit, &str); 8] = [
+    let cases: [(&Checkpoint, Edit, &str); 10] = [
+        (&ckpt, |c| _ = c.remove("rope_theta"), "without rope_theta"),
+        (&ckpt, |c| _ = c.remove("sliding_window"), "without sliding_window"),
         (&ckpt, |c| _ = c.insert("model_type".into(), "olmoe".into()), "q_norm, k_norm"),
         (&ckpt, |c| _ = c.insert("model_type".into(), "qwen2_moe".into()), "shared expert"),
         (&ckpt, |c| _ = c.insert("model_type".into(), "gpt2".into()), "llama, mistral, mixtral only"),

@@ -123,13 +123,13 @@ pub struct TraceSummary {
 pub fn summarize(trace: &MoeTrace, policy: &PolicyTrace) -> TraceSummary {
     let mut s = TraceSummary::default();
     for pass in &policy.passes {
-        let bytes: u64 = pass.blocks.iter().map(|b| trace.block_bytes(b)).sum();
+        let bytes = pass.blocks.iter().fold(0u64, |sum, b| sum.saturating_add(trace.block_bytes(b)));
         match pass.kind {
-            PassKind::Prefill => s.prefill_bytes += bytes,
+            PassKind::Prefill => s.prefill_bytes = s.prefill_bytes.saturating_add(bytes),
             PassKind::Verify => {
                 s.generated += pass.accepted.len();
                 s.steps += 1;
-                s.step_bytes += bytes;
+                s.step_bytes = s.step_bytes.saturating_add(bytes);
             }
         }
     }

@@ -160,20 +160,23 @@ impl MoeTrace {
         Ok(t)
     }
 
-    /// The expert bytes a block of a pass loads (A8W4).
+    /// The expert bytes a block of a pass loads (A8W4), of a checked trace (whose sizes keep it
+    /// far from overflow).
     pub fn block_bytes(&self, block: &BlockTrace) -> u64 {
         let channels: usize = block.loads.iter().map(|l| l.channels.count(self.moe.expert_ffn)).sum();
         channels as u64 * a8w4_channel_bytes(self.hidden)
     }
 
-    /// Every rule a trace obeys: the header's sizes within the graph's limits; each policy once,
-    /// its passes a prefill then verification steps (one token each for `no-sd`); a pass's
-    /// parents earlier tokens, a prefill a chain, a step a tree within the shape; the accepted
-    /// path a chain from the first token; one block trace per block, one routing per token, each
-    /// of 1 to k distinct experts with finite non-negative weights; loads of distinct experts in
-    /// ascending order, channels ascending and within the expert; every expert a token uses loaded
-    /// (in a coalesced step, only some of its channels, or none, may be); calibration exactly on the steps of
-    /// `coalesced-calibrated`.
+    /// Every rule a trace obeys (each one the writer keeps): the header's sizes within the graph's
+    /// limits; at least one policy, each once, its passes a prefill then verification steps (one
+    /// token each for `no-sd`); a pass's parents earlier tokens, a prefill a chain, a step a tree
+    /// within the shape (depth, and width at each depth); the accepted path a chain from the first
+    /// token; one block trace per block, one routing per token, each of 1 to k distinct experts
+    /// with finite, non-negative, non-increasing weights; loads of distinct experts in ascending
+    /// order, each used by some token; outside a coalesced step exactly the experts used, whole; in
+    /// one, whole or a proper part of their channels (ascending, within the expert), and a routed
+    /// expert may get none; calibration exactly on the steps of `coalesced-calibrated`. Linear
+    /// time in the input.
     pub fn check(&self) -> Result<(), String> {
         if self.format != FORMAT || self.version != VERSION {
             return Err(format!(
@@ -197,9 +200,15 @@ impl MoeTrace {
         if self.tree.depth > MAX_TREE_DEPTH || !(1..=MAX_TREE_WIDTH).contains(&self.tree.width) {
             return Err(format!("tree shape {} is out of range", self.tree));
         }
+        if self.policies.is_empty() {
+            return Err("no policy traced".into());
+        }
         for (i, p) in self.policies.iter().enumerate() {
             if self.policies[..i].iter().any(|q| q.policy == p.policy) {
                 return Err(format!("policy {} traced twice", p.policy));
+            }
+            if p.passes.is_empty() {
+                return Err(format!("{}: no pass (a prefill comes first)", p.policy));
             }
             for (s, pass) in p.passes.iter().enumerate() {
                 let expected = if s == 0 { PassKind::Prefill } else { PassKind::Verify };
@@ -241,6 +250,15 @@ impl MoeTrace {
                 }
             }
         }
+        if pass.kind == PassKind::Verify {
+            let mut at_depth = vec![0usize; self.tree.depth + 1];
+            for &d in &depth {
+                at_depth[d] += 1;
+                if d > 0 && at_depth[d] > self.tree.width {
+                    return Err(format!("more than {} tokens at depth {d}", self.tree.width));
+                }
+            }
+        }
         let chain = pass.accepted.first() == Some(&0)
             && pass.accepted.iter().all(|&a| (a as usize) < n)
             && pass.accepted.windows(2).all(|w| pass.parents[w[1] as usize] == Some(w[0]));
@@ -268,40 +286,54 @@ impl MoeTrace {
         if b.calibrated != calibrates {
             return Err(format!("calibrated {} where the policy says {calibrates}", b.calibrated));
         }
+        // Linear in the input: lengths first, then one pass per token over a bitset of experts.
+        let mut used = vec![false; experts];
+        for (t, r) in b.routing.iter().enumerate() {
+            let n = r.experts.len();
+            if n == 0 || n > k || n != r.weights.len() {
+                return Err(format!("token {t}: {n} experts, {} weights (1 to {k})", r.weights.len()));
+            }
+            let mut mine = Vec::with_capacity(n);
+            for e in &r.experts {
+                let e = e.0 as usize;
+                if e >= experts || mine.contains(&e) {
+                    return Err(format!("token {t}: expert {e} out of 0..{experts} or repeated"));
+                }
+                mine.push(e);
+                used[e] = true;
+            }
+            let ordered = r.weights.windows(2).all(|w| w[0] >= w[1]);
+            if !ordered || r.weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
+                return Err(format!("token {t}: weights not finite, non-negative and non-increasing"));
+            }
+        }
         if !b.loads.windows(2).all(|w| w[0].expert < w[1].expert) {
             return Err("loads are not of distinct experts in ascending order".into());
         }
         for load in &b.loads {
-            if load.expert.0 as usize >= experts {
-                return Err(format!("expert {} loaded of {experts}", load.expert.0));
+            let e = load.expert.0 as usize;
+            if e >= experts || !used[e] {
+                return Err(format!("expert {e} loaded, which no token uses"));
             }
             if let Channels::Only(c) = &load.channels {
-                if c.is_empty() || !c.windows(2).all(|w| w[0] < w[1]) || c.iter().any(|&j| j as usize >= ffn) {
-                    return Err(format!("expert {}: channels not ascending within 0..{ffn}", load.expert.0));
+                // The writer says `all` for every channel; only coalescing loads parts.
+                let ascending = c.windows(2).all(|w| w[0] < w[1]) && c.iter().all(|&j| (j as usize) < ffn);
+                if !coalesces || c.is_empty() || c.len() >= ffn || !ascending {
+                    return Err(format!(
+                        "expert {e}: {} channels, not a proper ascending part of 0..{ffn} in a coalesced step",
+                        c.len()
+                    ));
                 }
             }
         }
-        for (t, r) in b.routing.iter().enumerate() {
-            let distinct = r.experts.iter().enumerate().all(|(i, e)| !r.experts[..i].contains(e));
-            if r.experts.is_empty() || r.experts.len() > k || r.experts.len() != r.weights.len() || !distinct {
-                return Err(format!(
-                    "token {t}: {} experts, {} weights (1 to {k} distinct)",
-                    r.experts.len(),
-                    r.weights.len()
-                ));
-            }
-            if r.weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
-                return Err(format!("token {t}: a weight that is not finite and non-negative"));
-            }
-            for e in &r.experts {
-                if e.0 as usize >= experts {
-                    return Err(format!("token {t}: expert {} of {experts}", e.0));
-                }
-                let loaded = b.loads.binary_search_by_key(e, |l| l.expert).is_ok();
-                if !loaded && !coalesces {
-                    return Err(format!("token {t} uses expert {}, which is not loaded", e.0));
-                }
-            }
+        let loaded = b.loads.iter().filter(|l| (l.expert.0 as usize) < experts).count();
+        let needed = used.iter().filter(|&&u| u).count();
+        // Outside a coalesced step, the block loads exactly the experts its tokens use (in one, a
+        // routed expert may get no channel).
+        if !coalesces && loaded != needed {
+            let missing =
+                (0..experts).find(|&e| used[e] && b.loads.binary_search_by_key(&(e as u32), |l| l.expert.0).is_err());
+            return Err(format!("expert {} is used, but not loaded", missing.unwrap_or(0)));
         }
         Ok(())
     }

@@ -94,15 +94,41 @@ fn every_broken_rule_is_refused_with_where_it_broke() {
         (|t| t.policies[0].passes[1].blocks[0].loads[2].expert = ExpertId(4), "expert 4 loaded"),
         (
             |t| t.policies[0].passes[1].blocks[0].loads[0].channels = Channels::Only(vec![4, 0]),
-            "channels not ascending",
+            "not a proper ascending part",
         ),
-        (|t| t.policies[0].passes[1].blocks[0].loads[0].channels = Channels::Only(vec![6]), "channels not ascending"),
-        (|t| t.policies[0].passes[1].blocks[0].loads[0].channels = Channels::Only(vec![]), "channels not ascending"),
-        (|t| t.policies[0].passes[1].blocks[0].routing[1].experts[1] = ExpertId(1), "token 1: 2 experts"),
+        (
+            |t| t.policies[0].passes[1].blocks[0].loads[0].channels = Channels::Only(vec![6]),
+            "not a proper ascending part",
+        ),
+        (
+            |t| t.policies[0].passes[1].blocks[0].loads[0].channels = Channels::Only(vec![]),
+            "not a proper ascending part",
+        ),
+        (
+            |t| t.policies[0].passes[1].blocks[0].routing[1].experts[1] = ExpertId(1),
+            "token 1: expert 1 out of 0..4 or repeated",
+        ),
         (|t| _ = t.policies[0].passes[1].blocks[0].routing[1].weights.pop(), "token 1: 2 experts, 1 weights"),
-        (|t| t.policies[0].passes[1].blocks[0].routing[1].weights[0] = -0.5, "not finite and non-negative"),
+        (
+            |t| t.policies[0].passes[1].blocks[0].routing[1].weights[0] = -0.5,
+            "not finite, non-negative and non-increasing",
+        ),
         (|t| t.policies[0].passes[1].blocks[0].routing[1].experts[0] = ExpertId(9), "token 1: expert 9"),
-        (|t| _ = t.policies[0].passes[0].blocks[0].loads.pop(), "uses expert 2, which is not loaded"),
+        (|t| _ = t.policies[0].passes[0].blocks[0].loads.pop(), "expert 2 is used, but not loaded"),
+        (|t| t.policies[0].passes[0].blocks[0].loads[0].channels = Channels::Only(vec![1]), "in a coalesced step"),
+        (|t| t.policies[0].passes[1].blocks[0].loads[0].channels = Channels::Only((0..6).collect()), "6 channels"),
+        (
+            |t| {
+                t.policies[0].passes[0].blocks[0]
+                    .loads
+                    .push(ExpertLoad { expert: ExpertId(3), channels: Channels::All })
+            },
+            "expert 3 loaded, which no token uses",
+        ),
+        (|t| t.policies[0].passes[1].blocks[0].routing[0].weights = vec![0.25, 0.75], "non-increasing"),
+        (|t| t.tree.width = 1, "more than 1 tokens at depth 1"),
+        (|t| t.policies.clear(), "no policy traced"),
+        (|t| t.policies[0].passes.clear(), "no pass"),
         (|t| t.policies[0].policy = MoePolicy::NoSd, "tokens and 3 parents (1 to 1 tokens)"),
     ];
     for (spoil, expected) in cases {

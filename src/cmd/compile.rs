@@ -1,4 +1,5 @@
-//! `lacuna compile`: a real checkpoint to a lacuna program (manifest, memory image, decode trace).
+//! `lacuna compile`: a real checkpoint to a lacuna program (manifest, memory image, decode trace);
+//! with `--moe ExK --tree DxW`, a derived mixture's MoE trace instead (`compile_moe.rs`).
 
 use crate::cmd::eval_moe::MoeShape;
 use crate::cmd::Percent;
@@ -116,6 +117,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         if a.expert_budget == Some(0) {
             bail!("--expert-budget must be at least 1");
+        }
+        if let Some(p) = a.policies.iter().enumerate().find_map(|(i, p)| a.policies[..i].contains(p).then_some(p)) {
+            bail!("--policies names {p} twice");
         }
         if a.generate == 0 {
             bail!("--generate must be at least 1 with --moe (the trace's steps are its tokens)");

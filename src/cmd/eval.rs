@@ -170,6 +170,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         if a.expert_budget == Some(0) {
             bail!("--expert-budget must be at least 1");
         }
+        if let Some(p) = a.policies.iter().enumerate().find_map(|(i, p)| a.policies[..i].contains(p).then_some(p)) {
+            bail!("--policies names {p} twice");
+        }
         return crate::cmd::eval_moe::run(crate::cmd::eval_moe::MoeArgs {
             model_path: model_path(&a.model)?,
             moe,
