@@ -154,7 +154,7 @@ impl<'a> PolicyExec<'a> {
         }
         if cfg
             .reuse
-            .is_some_and(|r| !(1..=moe.top_k).contains(&r.reduced_k) || !(r.important > 0.0 && r.important <= 1.0))
+            .is_some_and(|r| !((1..=moe.top_k).contains(&r.reduced_k) && r.important > 0.0 && r.important <= 1.0))
         {
             return Err(format!(
                 "prompt-wise reuse needs a share of important tokens in (0, 1] and a reduced k in 1..={}",

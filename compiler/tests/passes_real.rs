@@ -1,6 +1,8 @@
 //! The pruning and activation-sparsity passes on the real checkpoint (SmolLM2-135M-Instruct)
 //! with real calibration text (Debian fortunes-min: `fortunes` to calibrate, `riddles` held out).
 
+mod common;
+
 use lacuna_compiler::calibrate::capture;
 use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::corpus::{fortunes, join, Split};
@@ -13,18 +15,8 @@ use lacuna_compiler::tokenizer::TokenId;
 /// The checkpoint and the texts, or None (skipped) where they are not in the cache and the
 /// suite does not require them.
 fn real() -> Option<(Checkpoint, Vec<String>, Vec<String>)> {
-    let load = || -> Result<_, String> {
-        let ckpt = Checkpoint::open(&SMOLLM2_135M.locate()?).map_err(|e| e.to_string())?;
-        Ok((ckpt, join(&fortunes(Split::Calibration)?, 4), join(&fortunes(Split::HeldOut)?, 4)))
-    };
-    match load() {
-        Ok(x) => Some(x),
-        Err(e) if std::env::var("LACUNA_REQUIRE_MODELS").as_deref() == Ok("1") => panic!("{e}"),
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            None
-        }
-    }
+    let texts = |_: &Checkpoint| Ok((join(&fortunes(Split::Calibration)?, 4), join(&fortunes(Split::HeldOut)?, 4)));
+    common::smollm2(texts).map(|(ckpt, (calib, held))| (ckpt, calib, held))
 }
 
 /// Calibration: 16 texts of 4 fortunes each, up to 64 tokens; held out: 16 of 4 riddles.

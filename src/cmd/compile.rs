@@ -1,14 +1,13 @@
 //! `lacuna compile`: a real checkpoint to a lacuna program (manifest, memory image, decode trace);
 //! with `--moe ExK --tree DxW`, a derived mixture's MoE trace instead (`compile_moe.rs`).
 
-use crate::cmd::eval_moe::MoeShape;
+use crate::cmd::eval_moe::{MoeFlags, MoeShape};
 use crate::cmd::Percent;
 use anyhow::{bail, Context, Result};
 use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::compile::{compile, CompileOptions};
 use lacuna_compiler::models::SMOLLM2_135M;
 use lacuna_compiler::passes::prune_weights::PruneMethod;
-use lacuna_spec::speculation::{MoePolicy, TreeShape};
 use lacuna_spec::trace::write_trace;
 use lacuna_spec::Arch;
 use std::path::PathBuf;
@@ -57,24 +56,8 @@ pub struct Args {
     /// expert policy's passes for the expert unit (moe_trace.json).
     #[arg(long)]
     moe: Option<MoeShape>,
-    /// With --moe: draft trees of depth D and width W.
-    #[arg(long, requires = "moe", default_value = "4x4")]
-    tree: TreeShape,
-    /// With --moe: the self-draft's blocks, e.g. 0-9,20-29 [default: the first and last thirds].
-    #[arg(long, requires = "moe")]
-    draft: Option<String>,
-    /// With --moe: experts per block and step of the `budget` policy [default: 3K/2, at most E].
-    #[arg(long, requires = "moe")]
-    expert_budget: Option<usize>,
-    /// With --moe: channels a depth may select under coalescing, in units of one token's need.
-    #[arg(long, requires = "moe", default_value_t = 1.0)]
-    channel_budget: f64,
-    /// With --moe: rank of the coalescing's gate predictor.
-    #[arg(long, requires = "moe", default_value_t = 32)]
-    predictor_rank: usize,
-    /// With --moe: the policies to trace.
-    #[arg(long, requires = "moe", value_delimiter = ',', default_values = ["no-sd", "naive", "budget", "coalesced", "coalesced-calibrated"])]
-    policies: Vec<MoePolicy>,
+    #[command(flatten)]
+    moe_flags: MoeFlags,
 }
 
 /// Resolves a model argument: a file, or the name of a pinned model in the cache.
@@ -112,31 +95,18 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
     }
     if let Some(moe) = a.moe {
-        if !(a.channel_budget.is_finite() && a.channel_budget >= 0.0) {
-            bail!("--channel-budget must be a non-negative number, got {}", a.channel_budget);
-        }
-        if a.expert_budget == Some(0) {
-            bail!("--expert-budget must be at least 1");
-        }
-        if let Some(p) = a.policies.iter().enumerate().find_map(|(i, p)| a.policies[..i].contains(p).then_some(p)) {
-            bail!("--policies names {p} twice");
-        }
+        a.moe_flags.check()?;
         if a.generate == 0 {
             bail!("--generate must be at least 1 with --moe (the trace's steps are its tokens)");
         }
         return crate::cmd::compile_moe::run(crate::cmd::compile_moe::MoeCompileArgs {
             model_path: model_path(&a.model)?,
             moe,
-            tree: a.tree,
-            draft: a.draft,
+            flags: a.moe_flags,
             prompt: a.prompt,
             generate: a.generate,
             calibration_docs,
             max_tokens: a.max_tokens,
-            expert_budget: a.expert_budget,
-            channel_budget: a.channel_budget,
-            rank: a.predictor_rank,
-            policies: a.policies,
             out: a.out,
         });
     }

@@ -8,14 +8,13 @@
 //! A mixture's program for the core (its attention and router layers) and the experts' A8W4
 //! image come with the expert unit; this writes the trace alone, and says so.
 
-use crate::cmd::eval_moe::{default_expert_budget, derive_mixture, fortune_docs, MoeShape};
+use crate::cmd::eval_moe::{derive_mixture, fortune_docs, MoeFlags, MoeShape};
 use anyhow::{bail, Context, Result};
 use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::corpus::Split;
 use lacuna_compiler::moe_trace::{summarize, trace_policies, TraceOptions};
-use lacuna_compiler::speculate::{default_draft, Draft};
 use lacuna_spec::moe_trace::FILE;
-use lacuna_spec::speculation::{a8w4_channel_bytes, MoePolicy, TreeShape};
+use lacuna_spec::speculation::a8w4_channel_bytes;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -24,16 +23,11 @@ use std::time::Instant;
 pub struct MoeCompileArgs {
     pub model_path: PathBuf,
     pub moe: MoeShape,
-    pub tree: TreeShape,
-    pub draft: Option<String>,
+    pub flags: MoeFlags,
     pub prompt: String,
     pub generate: usize,
     pub calibration_docs: usize,
     pub max_tokens: usize,
-    pub expert_budget: Option<usize>,
-    pub channel_budget: f64,
-    pub rank: usize,
-    pub policies: Vec<MoePolicy>,
     pub out: PathBuf,
 }
 
@@ -42,38 +36,33 @@ pub fn run(a: MoeCompileArgs) -> Result<ExitCode> {
     let say = |what: &str| eprintln!("[{:>6.1} s] {what}", start.elapsed().as_secs_f64());
     let dense = Checkpoint::open(&a.model_path)?;
     let c = &dense.graph.config;
-    if a.rank == 0 || a.rank > c.hidden {
-        bail!("--predictor-rank must lie in 1..={}, got {}", c.hidden, a.rank);
-    }
-    let draft = match &a.draft {
-        Some(d) => Draft::parse(d, c.layers)?,
-        None => default_draft(c),
-    };
+    let f = &a.flags;
+    let draft = f.draft_for(c)?;
     let prompt = dense.tokenizer.encode(&a.prompt);
     if prompt.is_empty() {
         bail!("--prompt is empty");
     }
-    if prompt.len() + a.generate + a.tree.max_nodes() > c.context {
+    if prompt.len() + a.generate + f.tree.max_nodes() > c.context {
         bail!(
             "the prompt ({} tokens), --generate {} and a tree of {} overrun the context of {}",
             prompt.len(),
             a.generate,
-            a.tree,
+            f.tree,
             c.context
         );
     }
     let calib = fortune_docs(&dense, Split::Calibration, a.calibration_docs, a.max_tokens)?;
-    let (mix, stats) = derive_mixture(&dense, a.moe, &calib, a.rank, &say)?;
+    let (mix, stats) = derive_mixture(&dense, a.moe, &calib, f.predictor_rank, &say)?;
     drop(dense);
     let opts = TraceOptions {
-        shape: a.tree,
+        shape: f.tree,
         draft,
         tokens: a.generate,
-        expert_budget: a.expert_budget.unwrap_or(default_expert_budget(a.moe)),
-        channel_budget: a.channel_budget,
+        expert_budget: f.expert_budget_for(a.moe),
+        channel_budget: f.channel_budget,
         reuse: None,
     };
-    let trace = trace_policies(&mix, &stats, &a.policies, &prompt, &a.prompt, &opts, &mut |s| say(s))
+    let trace = trace_policies(&mix, &stats, &f.policies, &prompt, &a.prompt, &opts, &mut |s| say(s))
         .map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(&a.out).with_context(|| a.out.display().to_string())?;
     let path = a.out.join(FILE);

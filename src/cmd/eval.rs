@@ -8,7 +8,7 @@
 //! per token for the linear layers, against dense FP16 GEMV on the same hardware.
 
 use crate::cmd::compile::model_path;
-use crate::cmd::eval_moe::MoeShape;
+use crate::cmd::eval_moe::{MoeFlags, MoeShape};
 use crate::cmd::Percent;
 use crate::table::Table;
 use anyhow::{bail, Context, Result};
@@ -21,7 +21,6 @@ use lacuna_compiler::passes::prune_weights::PruneMethod;
 use lacuna_compiler::tokenizer::TokenId;
 use lacuna_model::energy::EnergyTable;
 use lacuna_model::program::{dense_baselines, run_step};
-use lacuna_spec::speculation::{MoePolicy, TreeShape};
 use lacuna_spec::Arch;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -57,30 +56,14 @@ pub struct Args {
     /// side by side.
     #[arg(long)]
     moe: Option<MoeShape>,
-    /// With --moe: draft trees of depth D and width W.
-    #[arg(long, requires = "moe", default_value = "4x4")]
-    tree: TreeShape,
     /// With --moe: tokens generated per prompt.
     #[arg(long, requires = "moe", default_value_t = 24)]
     tokens: usize,
     /// With --moe: generation prompts (16 tokens of held-out fortunes each).
     #[arg(long, requires = "moe", default_value_t = 3)]
     prompts: usize,
-    /// With --moe: the self-draft's blocks, e.g. 0-9,20-29 [default: the first and last thirds].
-    #[arg(long, requires = "moe")]
-    draft: Option<String>,
-    /// With --moe: experts per block and step of the `budget` policy [default: 3K/2, at most E].
-    #[arg(long, requires = "moe")]
-    expert_budget: Option<usize>,
-    /// With --moe: channels a depth may select under coalescing, in units of one token's need.
-    #[arg(long, requires = "moe", default_value_t = 1.0)]
-    channel_budget: f64,
-    /// With --moe: rank of the coalescing's gate predictor.
-    #[arg(long, requires = "moe", default_value_t = 32)]
-    predictor_rank: usize,
-    /// With --moe: the policies to run.
-    #[arg(long, requires = "moe", value_delimiter = ',', default_values = ["no-sd", "naive", "budget", "coalesced", "coalesced-calibrated"])]
-    policies: Vec<MoePolicy>,
+    #[command(flatten)]
+    moe_flags: MoeFlags,
     /// Tokens per document at most.
     #[arg(long, default_value_t = 64)]
     max_tokens: usize,
@@ -164,29 +147,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
     }
     if let Some(moe) = a.moe {
-        if !(a.channel_budget.is_finite() && a.channel_budget >= 0.0) {
-            bail!("--channel-budget must be a non-negative number, got {}", a.channel_budget);
-        }
-        if a.expert_budget == Some(0) {
-            bail!("--expert-budget must be at least 1");
-        }
-        if let Some(p) = a.policies.iter().enumerate().find_map(|(i, p)| a.policies[..i].contains(p).then_some(p)) {
-            bail!("--policies names {p} twice");
-        }
+        a.moe_flags.check()?;
         return crate::cmd::eval_moe::run(crate::cmd::eval_moe::MoeArgs {
             model_path: model_path(&a.model)?,
             moe,
-            tree: a.tree,
+            flags: a.moe_flags,
             tokens: a.tokens,
             prompts: a.prompts,
             docs,
             calibration_docs,
             max_tokens: a.max_tokens,
-            draft: a.draft,
-            expert_budget: a.expert_budget,
-            channel_budget: a.channel_budget,
-            rank: a.predictor_rank,
-            policies: a.policies,
             json: a.json,
         });
     }

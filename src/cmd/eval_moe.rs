@@ -13,6 +13,7 @@ use lacuna_compiler::moe_eval::{evaluate_policies, evaluate_prefill, MoeEvalConf
 use lacuna_compiler::moefy::moefy;
 use lacuna_compiler::speculate::{default_draft, Draft};
 use lacuna_compiler::tokenizer::TokenId;
+use lacuna_spec::graph::LlamaConfig;
 use lacuna_spec::speculation::{MoePolicy, TreeShape};
 use serde::Serialize;
 use std::process::ExitCode;
@@ -39,21 +40,73 @@ impl std::str::FromStr for MoeShape {
     }
 }
 
+/// The mixture options `eval --moe` and `compile --moe` share (each requires `--moe`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct MoeFlags {
+    /// With --moe: draft trees of depth D and width W.
+    #[arg(long, requires = "moe", default_value = "4x4")]
+    pub tree: TreeShape,
+    /// With --moe: the self-draft's blocks, e.g. 0-9,20-29 [default: the first and last thirds].
+    #[arg(long, requires = "moe")]
+    pub draft: Option<String>,
+    /// With --moe: experts per block and step of the `budget` policy [default: 3K/2, at most E].
+    #[arg(long, requires = "moe")]
+    pub expert_budget: Option<usize>,
+    /// With --moe: channels a depth may select under coalescing, in units of one token's need.
+    #[arg(long, requires = "moe", default_value_t = 1.0)]
+    pub channel_budget: f64,
+    /// With --moe: rank of the coalescing's gate predictor.
+    #[arg(long, requires = "moe", default_value_t = 32)]
+    pub predictor_rank: usize,
+    /// With --moe: the policies to run.
+    #[arg(long, requires = "moe", value_delimiter = ',', default_values = ["no-sd", "naive", "budget", "coalesced", "coalesced-calibrated"])]
+    pub policies: Vec<MoePolicy>,
+}
+
+impl MoeFlags {
+    /// What clap cannot check, before any work: one error line each.
+    pub fn check(&self) -> Result<()> {
+        if !(self.channel_budget.is_finite() && self.channel_budget >= 0.0) {
+            bail!("--channel-budget must be a non-negative number, got {}", self.channel_budget);
+        }
+        if self.expert_budget == Some(0) {
+            bail!("--expert-budget must be at least 1");
+        }
+        let p = &self.policies;
+        if let Some(twice) = p.iter().enumerate().find_map(|(i, q)| p[..i].contains(q).then_some(q)) {
+            bail!("--policies names {twice} twice");
+        }
+        Ok(())
+    }
+
+    /// The self-draft of a model of this shape, the predictor's rank checked against it.
+    pub fn draft_for(&self, c: &LlamaConfig) -> Result<Draft> {
+        if self.predictor_rank == 0 || self.predictor_rank > c.hidden {
+            bail!("--predictor-rank must lie in 1..={}, got {}", c.hidden, self.predictor_rank);
+        }
+        Ok(match &self.draft {
+            Some(d) => Draft::parse(d, c.layers)?,
+            None => default_draft(c),
+        })
+    }
+
+    /// The `budget` policy's experts for a mixture of this shape: as given, or one and a half
+    /// tokens' worth, below the union of a tree (2k would be all 16 of a 16x8 mixture).
+    pub fn expert_budget_for(&self, moe: MoeShape) -> usize {
+        self.expert_budget.unwrap_or((3 * moe.top_k).div_ceil(2).min(moe.experts))
+    }
+}
+
 /// What `eval --moe` needs of the command line.
 pub struct MoeArgs {
     pub model_path: std::path::PathBuf,
     pub moe: MoeShape,
-    pub tree: TreeShape,
+    pub flags: MoeFlags,
     pub tokens: usize,
     pub prompts: usize,
     pub docs: usize,
     pub calibration_docs: usize,
     pub max_tokens: usize,
-    pub draft: Option<String>,
-    pub expert_budget: Option<usize>,
-    pub channel_budget: f64,
-    pub rank: usize,
-    pub policies: Vec<MoePolicy>,
     pub json: bool,
 }
 
@@ -106,12 +159,6 @@ pub fn derive_mixture(
     Ok((mix, stats))
 }
 
-/// The `budget` policy's experts unless told: one and a half tokens' worth, below the union of a
-/// tree (2k would be all 16 of a 16x8 mixture).
-pub fn default_expert_budget(moe: MoeShape) -> usize {
-    (3 * moe.top_k).div_ceil(2).min(moe.experts)
-}
-
 /// Prompt tokens of each generation prompt and prefilled before each held-out document's
 /// teacher-forced steps.
 const PROMPT_TOKENS: usize = 16;
@@ -123,15 +170,8 @@ pub fn run(a: MoeArgs) -> Result<ExitCode> {
         bail!("--max-tokens must exceed {} (the prompt part of each document)", PROMPT_TOKENS + 1);
     }
     let dense = Checkpoint::open(&a.model_path)?;
-    let layers = dense.graph.config.layers;
-    let hidden = dense.graph.config.hidden;
-    if a.rank == 0 || a.rank > hidden {
-        bail!("--predictor-rank must lie in 1..={hidden}, got {}", a.rank);
-    }
-    let draft = match &a.draft {
-        Some(d) => Draft::parse(d, layers)?,
-        None => default_draft(&dense.graph.config),
-    };
+    let f = &a.flags;
+    let draft = f.draft_for(&dense.graph.config)?;
     let docs = |split, n: usize| fortune_docs(&dense, split, n, a.max_tokens);
     let calib = docs(Split::Calibration, a.calibration_docs)?;
     let held = docs(Split::Evaluation, a.docs)?;
@@ -140,29 +180,29 @@ pub fn run(a: MoeArgs) -> Result<ExitCode> {
         .map(|d| d.into_iter().take(PROMPT_TOKENS).collect::<Vec<_>>())
         .filter(|d| !d.is_empty())
         .collect();
-    let (mix, stats) = derive_mixture(&dense, a.moe, &calib, a.rank, &say)?;
+    let (mix, stats) = derive_mixture(&dense, a.moe, &calib, f.predictor_rank, &say)?;
     drop(dense);
-    let expert_budget = a.expert_budget.unwrap_or(default_expert_budget(a.moe));
+    let expert_budget = f.expert_budget_for(a.moe);
     let cfg = MoeEvalConfig {
-        shape: a.tree,
+        shape: f.tree,
         draft: draft.clone(),
         tokens: a.tokens,
         prompt_tokens: PROMPT_TOKENS,
         expert_budget,
-        channel_budget: a.channel_budget,
+        channel_budget: f.channel_budget,
     };
-    let rows = evaluate_policies(&mix, &stats, &a.policies, &prompts, &held, &cfg, &mut |s| say(s))
+    let rows = evaluate_policies(&mix, &stats, &f.policies, &prompts, &held, &cfg, &mut |s| say(s))
         .map_err(anyhow::Error::msg)?;
     let reuse = Reuse { scorer: Scorer::RouterConfidence, important: 0.25, reduced_k: a.moe.top_k.div_ceil(2) };
     let prefill = evaluate_prefill(&mix, &stats, &held, reuse, &mut |s| say(s)).map_err(anyhow::Error::msg)?;
     let report = Report {
         model: mix.name.clone(),
         moe: format!("{}x{}", a.moe.experts, a.moe.top_k),
-        tree: a.tree.to_string(),
+        tree: f.tree.to_string(),
         draft: draft.to_string(),
         expert_budget,
-        channel_budget: a.channel_budget,
-        predictor_rank: a.rank,
+        channel_budget: f.channel_budget,
+        predictor_rank: f.predictor_rank,
         calibration_text: format!("{} documents of Debian's fortunes ({SOURCE})", calib.len()),
         prompts: format!(
             "{} prompts of {PROMPT_TOKENS} tokens from held-out fortunes, {} tokens generated each",

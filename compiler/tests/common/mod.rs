@@ -1,5 +1,7 @@
 //! What the real-model tests share: SmolLM2 from the model cache (skipped where it is missing,
-//! unless `LACUNA_REQUIRE_MODELS=1`) and its tokens of Debian fortunes.
+//! unless `LACUNA_REQUIRE_MODELS=1`) and its tokens of Debian fortunes. Each test binary compiles
+//! its own copy and uses part of it.
+#![allow(dead_code)]
 
 use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::corpus::{fortunes, join, Split};
