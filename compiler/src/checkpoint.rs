@@ -218,7 +218,15 @@ impl Checkpoint {
         let missing = |message: String| GgufError::Missing { path: file.path.clone(), message };
         let arch = file.require_str("general.architecture")?;
         if arch != "llama" {
-            return Err(missing(format!("architecture {arch:?} is not supported (llama only)")));
+            // llama.cpp's names of the mixture families whose computation the graph lacks.
+            let family = match arch {
+                "qwen2moe" => "qwen2_moe",
+                "qwen3moe" => "qwen3_moe",
+                "deepseek2" => "deepseek_v2",
+                other => other,
+            };
+            let why = crate::hf_moe::lacks(family).map(|w| format!(" ({w})")).unwrap_or_default();
+            return Err(missing(format!("architecture {arch:?}{why} is not supported (llama only)")));
         }
         let get = |key: &str| -> Result<usize, GgufError> { Ok(file.require_u64(&format!("llama.{key}"))? as usize) };
         let (hidden, heads) = (get("embedding_length")?, get("attention.head_count")?);

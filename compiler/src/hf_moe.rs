@@ -51,18 +51,23 @@ pub(crate) fn refusal(model_type: &str) -> Option<String> {
     if MODEL_TYPES.contains(&model_type) {
         return None;
     }
-    let lacks = match model_type {
-        "olmoe" => Some("its attention normalises q and k (q_norm, k_norm), which the graph does not compute yet"),
-        "qwen2_moe" => Some("attention biases and a gated shared expert, which the graph does not compute yet"),
-        "qwen3_moe" => Some("per-head q and k norms, which the graph does not compute yet"),
-        "deepseek_v2" | "deepseek_v3" => Some("multi-head latent attention, which the graph does not compute"),
-        _ => None,
-    };
+    let lacks = lacks(model_type);
     let supported = MODEL_TYPES.join(", ");
     Some(match lacks {
         Some(why) => format!("model_type {model_type:?} ({why}) is not supported ({supported} only)"),
         None => format!("model_type {model_type:?} is not supported ({supported} only)"),
     })
+}
+
+/// What the graph lacks to run a known mixture family (a Hugging Face `model_type`).
+pub(crate) fn lacks(model_type: &str) -> Option<&'static str> {
+    match model_type {
+        "olmoe" => Some("its attention normalises q and k (q_norm, k_norm), which the graph does not compute yet"),
+        "qwen2_moe" => Some("attention biases and a gated shared expert, which the graph does not compute yet"),
+        "qwen3_moe" => Some("per-head q and k norms, which the graph does not compute yet"),
+        "deepseek_v2" | "deepseek_v3" => Some("multi-head latent attention, which the graph does not compute"),
+        _ => None,
+    }
 }
 
 /// The context a model is run within: `max_position_embeddings`, or the attention window where it

@@ -147,6 +147,9 @@ fn keys_that_would_change_the_mixture_are_honoured_or_refused() {
         ("llama.expert_weights_scale", MetaValue::F32(2.5), "expert_weights_scale"),
         ("llama.expert_used_count", MetaValue::U32(5), "4 experts, 5 chosen"),
         ("llama.expert_used_count", MetaValue::String("2".into()), "not an unsigned integer"),
+        ("general.architecture", MetaValue::String("olmoe".into()), "olmoe\" (its attention normalises q and k"),
+        ("general.architecture", MetaValue::String("qwen2moe".into()), "gated shared expert"),
+        ("general.architecture", MetaValue::String("gemma3".into()), "\"gemma3\" is not supported (llama only)"),
     ] {
         let e = read(vec![(key.into(), value)]).unwrap_err();
         assert!(e.contains(says), "{key}: {e}");
