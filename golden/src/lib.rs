@@ -7,6 +7,8 @@
 //!   that the cycle model and the RTL can be compared to it bit for bit;
 //! - [`cpu_kernel`]: a fast multi-threaded CPU spMspV kernel with activation skipping, the CPU
 //!   counterpart of the Celty GPU kernel, bit-identical to [`spmspv::column_order`];
+//! - [`expert`]: the expert unit's A8W4 job (`lacuna_spec::a8w4`'s rules in their order) and an
+//!   f64 reference of it with a stated bound;
 //! - [`bound`]: the check of a sparse result against the dense f64 reference within the stated
 //!   FP32 summation bound.
 #![warn(missing_docs)]
@@ -14,6 +16,7 @@
 pub mod bound;
 pub mod cpu_kernel;
 pub mod dense;
+pub mod expert;
 pub mod spmspv;
 
 pub use bound::{check_against_dense, BoundReport};

@@ -34,8 +34,39 @@ pub struct EnergyTable {
 }
 
 /// The event names a table must define.
-pub const EVENTS: [&str; 8] =
-    ["fp16_mul", "fp32_add", "fp32_mul", "int_add", "compare", "regfile_access", "sram_access_32b", "dram_bit"];
+pub const EVENTS: [&str; 9] = [
+    "fp16_mul",
+    "fp32_add",
+    "fp32_mul",
+    "int_add",
+    "int8_mul",
+    "compare",
+    "regfile_access",
+    "sram_access_32b",
+    "dram_bit",
+];
+
+/// Energy of the expert unit, in picojoules, by part.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct ExpertEnergy {
+    /// DRAM reads (channel records, statistics).
+    pub dram_pj: f64,
+    /// Staging writes, token-buffer and output-buffer accesses.
+    pub sram_pj: f64,
+    /// The dot engine: INT8 x INT4 products, INT32 sums, the FP32 group scaling.
+    pub dot_pj: f64,
+    /// The FP32 lanes.
+    pub fp32_pj: f64,
+    /// The down engine: FP16 x INT4 products and FP32 adds.
+    pub down_pj: f64,
+}
+
+impl ExpertEnergy {
+    /// The sum.
+    pub fn total_pj(&self) -> f64 {
+        self.dram_pj + self.sram_pj + self.dot_pj + self.fp32_pj + self.down_pj
+    }
+}
 
 /// Why a table was refused.
 #[derive(Debug, thiserror::Error)]
@@ -137,6 +168,24 @@ impl EnergyTable {
     /// a special function, which is charged per lane cycle it takes).
     pub fn of_vector(&self, lane_cycles: u64) -> f64 {
         lane_cycles as f64 * (self.pj("fp32_mul") + self.pj("fp32_add"))
+    }
+
+    /// Energy of the expert unit's counted work. Per group operation: 32 INT8 multiplies (an
+    /// upper bound for INT8 x INT4) and INT32 adds, one FP32 multiply and add (the scaling), and
+    /// 12 32-bit SRAM reads (16 bytes of weights from the staging buffer, 32 of the token).
+    /// Per down operation: an FP16 multiply (the FP16 x INT4 product, an upper bound), an FP32
+    /// add and an output-buffer read and write (32-bit SRAM). Per FP32 lane operation: a multiply
+    /// and an add. Each fetched byte is written once to the staging buffer (per 4 bytes).
+    pub fn of_expert(&self, c: &crate::expert_unit::ExpertCounters) -> ExpertEnergy {
+        let fetched = c.channel_bytes + c.stats_bytes;
+        ExpertEnergy {
+            dram_pj: fetched as f64 * 8.0 * self.pj("dram_bit"),
+            sram_pj: (fetched.div_ceil(4) + 12 * c.dot_group_ops + 2 * c.down_ops) as f64 * self.pj("sram_access_32b"),
+            dot_pj: c.dot_group_ops as f64
+                * (32.0 * (self.pj("int8_mul") + self.pj("int_add")) + self.pj("fp32_mul") + self.pj("fp32_add")),
+            fp32_pj: c.fp32_ops as f64 * (self.pj("fp32_mul") + self.pj("fp32_add")),
+            down_pj: c.down_ops as f64 * (self.pj("fp16_mul") + self.pj("fp32_add")),
+        }
     }
 
     /// Energy of one simulated job of the Sparse SIMT core; `scanned` is the activations examined.

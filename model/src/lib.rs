@@ -3,7 +3,9 @@
 //! One folder per unit, one file per hardware block, named as in `docs/microarchitecture.md` and
 //! in `rtl/`: [`core`] (the Sparse SIMT core: `act_load`, `act_scan`, `colptr_fetch`,
 //! `chunk_fetch`, `rlc_decoder`, `multiplier`, `route`, `accumulator`, `drain`), [`memory`] (the
-//! shared memory port and its arbiter), [`vector`] (the vector unit); [`system`] runs the units
+//! shared memory port and its arbiter), [`vector`] (the vector unit), [`expert_unit`] (the
+//! EdgeXpert expert unit: `channel_fetch`, `channel_buffer`, `dot_engine`, `swiglu`,
+//! `down_engine`, `calibration`); [`system`] runs the units
 //! of a decode step together, [`program`] a compiled program's trace on them.
 //!
 //! Contract: [`simulate`] runs one spMspV job on an `Arch` and returns the output, which is
@@ -15,6 +17,7 @@
 pub mod baselines;
 pub mod core;
 pub mod energy;
+pub mod expert_unit;
 pub mod memory;
 pub mod program;
 pub mod sweep;

@@ -5,11 +5,12 @@
 //! index widths, chunk size) are computed here, once. An `Arch` is only handed out after
 //! [`Arch::validate`] has passed, so consumers may rely on every invariant listed there.
 //!
-//! The file is organised as one section per hardware unit (`core`, `memory`, `sram`), so that
-//! later units (the EdgeXpert expert-coalescing unit) add a section instead of new loose fields.
+//! The file is organised as one section per hardware unit (`core`, `memory`, `sram`,
+//! `vector_unit`, `expert_unit`), so that a unit adds a section instead of new loose fields.
 //! Artifacts record [`Arch::hash`], a stable digest of the canonical JSON form, and refuse an
 //! `Arch` whose hash differs.
 
+pub use crate::expert_unit::ExpertUnitParams;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -220,6 +221,9 @@ pub struct Arch {
     /// The vector unit (the default where an arch file has no `[vector_unit]` section).
     #[serde(default)]
     pub vector_unit: VectorUnitParams,
+    /// The expert unit (the `edge` unit where an arch file has no `[expert_unit]` section).
+    #[serde(default)]
+    pub expert_unit: ExpertUnitParams,
 }
 
 /// A stable digest of an [`Arch`]: the first 16 hex digits of SHA-256 over its canonical JSON.
@@ -449,6 +453,9 @@ impl Arch {
         }
         if v.special_cycles == 0 || v.special_cycles > 1024 {
             return bad(format!("vector_unit.special_cycles must be in 1..=1024, got {}", v.special_cycles));
+        }
+        if let Err(message) = self.expert_unit.check() {
+            return bad(message);
         }
         if !(8..=MAX_COLPTR_BYTES).contains(&self.sram.colptr_bytes) {
             return bad(format!(

@@ -5,6 +5,8 @@
 //! - [`arch`]: the hardware parameters ([`Arch`]), presets, validation and the stable hash;
 //!   [`derived`]: the quantities derived from them;
 //!   [`rtl_fit`]: the narrower limits of the RTL generator;
+//! - [`a8w4`]: the expert unit's A8W4 format (INT4 weights in FP16-scaled groups, INT8 activations)
+//!   and its numeric rules;
 //! - [`rlc`]: the RLC-CSC sparse format, bit for bit, with its encoder, decoder and row panels;
 //! - [`rlc_file`]: the `.rlc` on-disk format and its validating reader;
 //! - [`numerics`]: the FP16 x FP16 -> FP32 datapath rules and the activation filter;
@@ -15,9 +17,12 @@
 //! - [`program`]: the compiled program (manifest + image) with its checks; [`trace`]: decode traces.
 #![warn(missing_docs)]
 
+pub mod a8w4;
 pub mod arch;
 pub mod dense;
 pub mod derived;
+pub mod expert_job;
+pub mod expert_unit;
 pub mod fault;
 pub mod graph;
 pub mod job;

@@ -17,11 +17,27 @@ pub enum MemClient {
     Runs,
     /// Output writes (`drain`).
     Outputs,
+    /// Expert channel records, A8W4 (the expert unit's `channel_fetch`).
+    ExpertChannels,
+    /// The expert unit's calibration statistics and unrouted means, FP16 (`channel_fetch`).
+    ExpertStats,
 }
 
 impl MemClient {
     /// Every client, in id order.
-    pub const ALL: [MemClient; 5] =
+    pub const ALL: [MemClient; 7] = [
+        MemClient::Outputs,
+        MemClient::Activations,
+        MemClient::Colptr,
+        MemClient::Values,
+        MemClient::Runs,
+        MemClient::ExpertChannels,
+        MemClient::ExpertStats,
+    ];
+
+    /// The core's clients (those of [`MemRequester::ALL`], the requesters the RTL's memory port
+    /// serves today), in id order.
+    pub const CORE: [MemClient; 5] =
         [MemClient::Outputs, MemClient::Activations, MemClient::Colptr, MemClient::Values, MemClient::Runs];
 
     /// The id on the RTL's `req_client` and in request logs.
@@ -32,6 +48,8 @@ impl MemClient {
             MemClient::Colptr => 2,
             MemClient::Values => 3,
             MemClient::Runs => 4,
+            MemClient::ExpertChannels => 5,
+            MemClient::ExpertStats => 6,
         }
     }
 
@@ -47,17 +65,18 @@ impl MemClient {
             MemClient::Activations => "act_load",
             MemClient::Colptr => "colptr_fetch",
             MemClient::Values | MemClient::Runs => "chunk_fetch",
+            MemClient::ExpertChannels | MemClient::ExpertStats => "channel_fetch",
         }
     }
 
-    /// "0 drain, 1 act_load, ...": the ids as port documentation lists them.
+    /// "0 drain, 1 act_load, ...": the core's ids as the RTL's port documentation lists them.
     pub fn legend() -> String {
-        let names = MemClient::ALL.map(|c| match c {
+        let names = MemClient::CORE.map(|c| match c {
             MemClient::Values => "chunk_fetch values".to_string(),
             MemClient::Runs => "chunk_fetch runs".to_string(),
             c => c.block().to_string(),
         });
-        MemClient::ALL.iter().zip(names).map(|(c, n)| format!("{} {n}", c.id())).collect::<Vec<_>>().join(", ")
+        MemClient::CORE.iter().zip(names).map(|(c, n)| format!("{} {n}", c.id())).collect::<Vec<_>>().join(", ")
     }
 }
 
@@ -130,16 +149,16 @@ mod tests {
             assert_eq!(c.id(), i as u64);
             assert_eq!(MemClient::from_id(c.id()), Some(c));
         }
-        assert_eq!(MemClient::from_id(5), None);
+        assert_eq!(MemClient::from_id(7), None);
         assert_eq!(MemRequester::ALL.iter().filter(|r| r.writes()).count(), 1, "one writer");
         let mut owned: Vec<MemClient> = MemRequester::ALL.iter().flat_map(|r| r.clients().iter().copied()).collect();
         owned.sort_by_key(|c| c.id());
-        assert_eq!(owned, MemClient::ALL, "every client has one requester");
+        assert_eq!(owned, MemClient::CORE, "every core client has one requester");
         for (i, r) in MemRequester::ALL.into_iter().enumerate() {
             assert_eq!(r.index(), i);
         }
         // Each client's block is a requester's.
-        for c in MemClient::ALL {
+        for c in MemClient::CORE {
             assert!(MemRequester::ALL.iter().any(|r| r.block() == c.block()), "{c:?}");
         }
         assert_eq!(

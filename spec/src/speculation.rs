@@ -112,21 +112,21 @@ impl FromStr for MoePolicy {
     }
 }
 
-/// A8W4 weights, as the expert unit reads them: INT4 values packed two to a byte, in groups of
-/// [`A8W4_GROUP`] consecutive values along the input dimension, each group with an FP16 scale.
-/// An expert is stored channel-major (channel j: its gate row, up row and down column, each a
-/// vector of the hidden size) so that any subset of channels is a set of whole bursts.
-pub const A8W4_GROUP: usize = 32;
+/// A8W4 weights, as the expert unit reads them ([`crate::a8w4`] defines the format): INT4 values
+/// packed two to a byte, in groups of [`A8W4_GROUP`] consecutive values, each group with an FP16
+/// scale. An expert is stored channel-major (channel j: its gate row, up row and down column,
+/// each a vector of the hidden size) so that any subset of channels is a set of whole records.
+pub use crate::a8w4::GROUP as A8W4_GROUP;
 
 /// Bytes of `values` A8W4 weights in whole groups: the packed values plus one FP16 scale per
 /// started group.
 pub fn a8w4_bytes(values: usize) -> u64 {
-    (values.div_ceil(2) + 2 * values.div_ceil(A8W4_GROUP)) as u64
+    crate::a8w4::vector_bytes(values)
 }
 
 /// Bytes of one expert channel in A8W4 (gate row, up row, down column of `hidden` values each).
 pub fn a8w4_channel_bytes(hidden: usize) -> u64 {
-    3 * a8w4_bytes(hidden)
+    crate::a8w4::channel_bytes(hidden)
 }
 
 #[cfg(test)]

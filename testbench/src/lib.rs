@@ -13,6 +13,7 @@
 pub mod case;
 pub mod core_engine;
 pub mod cosim;
+pub mod expert_cases;
 pub mod gpu_engine;
 pub mod model;
 pub mod synth;

@@ -29,6 +29,10 @@ pub struct ByteCounters {
     pub runs: u64,
     /// Output bytes written.
     pub outputs: u64,
+    /// Expert channel bytes read (the expert unit).
+    pub expert_channels: u64,
+    /// Calibration statistics and unrouted means read (the expert unit).
+    pub expert_stats: u64,
     /// Requests (bursts) served.
     pub requests: u64,
 }
@@ -36,7 +40,7 @@ pub struct ByteCounters {
 impl ByteCounters {
     /// Bytes read.
     pub fn loaded(&self) -> u64 {
-        self.activations + self.colptr + self.values + self.runs
+        self.activations + self.colptr + self.values + self.runs + self.expert_channels + self.expert_stats
     }
 }
 
@@ -125,6 +129,8 @@ impl Memory {
             MemClient::Values => b.values += self.burst,
             MemClient::Runs => b.runs += self.burst,
             MemClient::Outputs => b.outputs += self.burst,
+            MemClient::ExpertChannels => b.expert_channels += self.burst,
+            MemClient::ExpertStats => b.expert_stats += self.burst,
         }
         Some(done)
     }

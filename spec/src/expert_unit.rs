@@ -1,0 +1,121 @@
+//! `expert_unit`: the parameters of the EdgeXpert expert unit (the `[expert_unit]` section of an
+//! [`Arch`](crate::Arch)), their limits, and the quantities derived from them.
+//!
+//! The unit executes a mixture block of one pass (a prefill chunk or a verified draft tree) at
+//! A8W4 ([`crate::a8w4`]): its blocks and their contracts are in docs/microarchitecture.md
+//! ("expert unit"); the cycle model is `lacuna_model::expert_unit`.
+
+use serde::{Deserialize, Serialize};
+
+/// Parameters of the expert unit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpertUnitParams {
+    /// INT8 x INT4 dot units of the gate/up engine; each sums one group
+    /// ([`crate::a8w4::GROUP`] products) of one token's row into an INT32 per cycle.
+    pub dot_units: u32,
+    /// Lanes of the down engine; each adds one FP16 x INT4 product into a token's FP32 output
+    /// per cycle.
+    pub down_lanes: u32,
+    /// FP32 lanes of the element-wise work: scaling the group sums, SiLU and the product with up,
+    /// the activation quantization, calibration, the unrouted experts' means.
+    pub fp32_lanes: u32,
+    /// Tokens one job may carry (a draft tree's nodes, or a chunk of a prompt).
+    pub max_tokens: u32,
+    /// The largest hidden size a job may have (the token and output buffers hold
+    /// `max_tokens x max_hidden` values).
+    pub max_hidden: u32,
+    /// The channel buffer: expert channels stay here after a job, and a later job of the same
+    /// block that needs one finds it without a load while it has not been evicted
+    /// (least recently used first). 0: nothing is kept.
+    pub channel_buffer_bytes: u32,
+    /// Channels the fetch may run ahead of the down engine (the staging buffer, in channel
+    /// records): at least 2, so one channel is fetched while the previous one is computed.
+    pub fetch_ahead_channels: u32,
+}
+
+/// The most dot units, down lanes or FP32 lanes an arch may ask for.
+pub const MAX_LANES: u32 = 4096;
+/// The most tokens a job may carry.
+pub const MAX_TOKENS: u32 = 1024;
+/// The largest hidden size.
+pub const MAX_HIDDEN: u32 = 1 << 16;
+/// The largest channel buffer (64 MiB).
+pub const MAX_CHANNEL_BUFFER_BYTES: u32 = 1 << 26;
+
+impl Default for ExpertUnitParams {
+    /// The `edge` preset's unit (an arch file without the section gets it).
+    fn default() -> Self {
+        ExpertUnitParams {
+            dot_units: 16,
+            down_lanes: 256,
+            fp32_lanes: 32,
+            max_tokens: 32,
+            max_hidden: 4096,
+            channel_buffer_bytes: 1 << 20,
+            fetch_ahead_channels: 8,
+        }
+    }
+}
+
+impl ExpertUnitParams {
+    /// Why these parameters are out of range, naming the first field that is.
+    pub fn check(&self) -> Result<(), String> {
+        for (field, v) in
+            [("dot_units", self.dot_units), ("down_lanes", self.down_lanes), ("fp32_lanes", self.fp32_lanes)]
+        {
+            if v == 0 || v > MAX_LANES {
+                return Err(format!("expert_unit.{field} must be in 1..={MAX_LANES}, got {v}"));
+            }
+        }
+        if !(1..=MAX_TOKENS).contains(&self.max_tokens) {
+            return Err(format!("expert_unit.max_tokens must be in 1..={MAX_TOKENS}, got {}", self.max_tokens));
+        }
+        if !(1..=MAX_HIDDEN).contains(&self.max_hidden) {
+            return Err(format!("expert_unit.max_hidden must be in 1..={MAX_HIDDEN}, got {}", self.max_hidden));
+        }
+        if self.channel_buffer_bytes > MAX_CHANNEL_BUFFER_BYTES {
+            return Err(format!(
+                "expert_unit.channel_buffer_bytes must be at most {MAX_CHANNEL_BUFFER_BYTES}, got {}",
+                self.channel_buffer_bytes
+            ));
+        }
+        if !(2..=1024).contains(&self.fetch_ahead_channels) {
+            return Err(format!(
+                "expert_unit.fetch_ahead_channels must be in 2..=1024, got {}",
+                self.fetch_ahead_channels
+            ));
+        }
+        Ok(())
+    }
+
+    /// Multiply-accumulates per cycle of the gate/up engine.
+    pub fn dot_macs_per_cycle(&self) -> u64 {
+        self.dot_units as u64 * crate::a8w4::GROUP as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_unit_is_valid_and_each_field_out_of_range_is_named() {
+        ExpertUnitParams::default().check().unwrap();
+        let cases: [(&str, fn(&mut ExpertUnitParams)); 7] = [
+            ("fetch_ahead_channels", |p| p.fetch_ahead_channels = 1),
+            ("dot_units", |p| p.dot_units = 0),
+            ("down_lanes", |p| p.down_lanes = MAX_LANES + 1),
+            ("fp32_lanes", |p| p.fp32_lanes = 0),
+            ("max_tokens", |p| p.max_tokens = 0),
+            ("max_hidden", |p| p.max_hidden = u32::MAX),
+            ("channel_buffer_bytes", |p| p.channel_buffer_bytes = u32::MAX),
+        ];
+        for (field, set) in cases {
+            let mut p = ExpertUnitParams::default();
+            set(&mut p);
+            let err = p.check().unwrap_err();
+            assert!(err.contains(&format!("expert_unit.{field}")), "{field}: {err}");
+        }
+    }
+}
