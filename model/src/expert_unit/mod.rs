@@ -31,8 +31,10 @@ use crate::memory::{MemClient, Memory};
 use channel_buffer::{ChannelBuffer, ChannelKey};
 use channel_fetch::{AddressMap, ChannelFetch};
 use lacuna_spec::a8w4::{channel_bytes, Int8Vector};
-use lacuna_spec::expert_job::{ExpertBlock, ExpertJob};
+use lacuna_spec::expert_job::{loaded_channels, ExpertBlock, ExpertJob};
 use lacuna_spec::expert_unit::ExpertUnitParams;
+use lacuna_spec::moe::ExpertId;
+use lacuna_spec::moe_trace::{Channels, ExpertLoad, Routing};
 use std::collections::VecDeque;
 
 /// What the unit did, summed over its jobs.
@@ -92,7 +94,7 @@ impl ExpertUnit {
         }
     }
 
-    /// Runs `job` of mixture block `layer` from cycle `start` on `mem`.
+    /// Runs `job` of mixture block `layer` from cycle `start` on `mem`: its outputs and timing.
     pub fn run(
         &mut self,
         job: &ExpertJob,
@@ -102,52 +104,63 @@ impl ExpertUnit {
         start: u64,
     ) -> Result<ExpertRun, String> {
         job.check(block, &self.params)?;
+        let shape = JobShape {
+            hidden: block.hidden,
+            experts: block.experts.len(),
+            expert_ffn: block.expert_ffn(),
+            tokens: job.tokens.len(),
+            routing: &job.routing,
+            loads: &job.loads,
+            calibrated: job.calibrated,
+            unrouted_means: block.unrouted_means.is_some(),
+        };
+        let (end, counters) = self.schedule(&shape, layer, mem, start);
+        Ok(ExpertRun { y: compute(job, block), end, counters })
+    }
+
+    /// The timing of a job of this shape (no data: the MoE trace's passes), after checking it.
+    pub fn time(
+        &mut self,
+        shape: &JobShape,
+        layer: u32,
+        mem: &mut Memory,
+        start: u64,
+    ) -> Result<(u64, ExpertCounters), String> {
+        shape.check(&self.params)?;
+        Ok(self.schedule(shape, layer, mem, start))
+    }
+
+    fn schedule(&mut self, s: &JobShape, layer: u32, mem: &mut Memory, start: u64) -> (u64, ExpertCounters) {
         let p = &self.params;
-        let (hidden, ffn) = (block.hidden, block.expert_ffn());
-        let map = AddressMap { experts: block.experts.len() as u64, expert_ffn: ffn as u64, hidden: hidden as u64 };
+        let hidden = s.hidden;
+        let map = AddressMap { experts: s.experts as u64, expert_ffn: s.expert_ffn as u64, hidden: hidden as u64 };
         let record = channel_bytes(hidden);
         let before = mem.bytes;
-        let mut c = ExpertCounters { jobs: 1, tokens: job.tokens.len() as u64, ..Default::default() };
+        let mut c = ExpertCounters { jobs: 1, tokens: s.tokens as u64, ..Default::default() };
 
-        let quant = 3 * (job.tokens.len() * hidden) as u64;
+        let quant = 3 * (s.tokens * hidden) as u64;
         c.fp32_ops += quant;
         let ready = start + quant.div_ceil(p.fp32_lanes as u64);
-        let xq: Vec<Int8Vector> =
-            job.tokens.iter().map(|x| Int8Vector::quantize(x).expect("a checked job's tokens are finite")).collect();
-        let mut y = vec![vec![0f32; hidden]; job.tokens.len()];
-
         let mut fetch = ChannelFetch::new(start);
-        let means_ready = match block.unrouted_means {
-            Some(_) => fetch.fetch(mem, MemClient::ExpertStats, map.means(layer as u64), map.means_bytes(), start),
-            None => start,
+        let means_ready = match s.unrouted_means {
+            true => fetch.fetch(mem, MemClient::ExpertStats, map.means(layer as u64), map.means_bytes(), start),
+            false => start,
         };
         let (mut dot_free, mut swiglu_free, mut down_free) = (ready, ready, ready);
         let mut down_done: VecDeque<u64> = VecDeque::new();
         // A job ends when every burst it asked for has arrived, used or not.
         let mut last_arrival = means_ready;
         let ahead = p.fetch_ahead_channels as usize;
-        for e in job.experts() {
-            let users: Vec<(usize, f32)> = job
-                .routing
-                .iter()
-                .enumerate()
-                .filter_map(|(t, r)| r.experts.iter().position(|&x| x == e).map(|k| (t, r.weights[k])))
-                .collect();
-            let channels = job.channels_of(e, ffn);
-            let cal = job.calibrated && !users.is_empty();
-            let stats = block.calibration.as_ref().map(|s| &s[e.0 as usize]);
-            let stats_ready = if cal {
+        for e in s.experts_touched() {
+            let users = s.routing.iter().filter(|r| r.experts.contains(&e)).count();
+            let channels = s.channels_of(e);
+            let cal = s.calibrated && users > 0;
+            if cal {
                 let addr = map.calibration(layer as u64, e.0 as u64);
-                fetch.fetch(mem, MemClient::ExpertStats, addr, map.calibration_bytes(), start)
-            } else {
-                start
-            };
-            last_arrival = last_arrival.max(stats_ready);
-            let mut a_l1 = vec![0f32; users.len()];
-            let mut nu_l1 = 0f32;
-            let mut m = vec![0f32; if cal { hidden } else { 0 }];
-            let xs: Vec<&Int8Vector> = users.iter().map(|&(t, _)| &xq[t]).collect();
-            for &j in &channels {
+                let ready = fetch.fetch(mem, MemClient::ExpertStats, addr, map.calibration_bytes(), start);
+                last_arrival = last_arrival.max(ready);
+            }
+            for j in channels {
                 c.channels += 1;
                 let key = ChannelKey { block: layer, expert: e, channel: j as u32 };
                 let slot = if down_done.len() >= ahead { down_done[down_done.len() - ahead] } else { start };
@@ -161,57 +174,34 @@ impl ExpertUnit {
                     done
                 };
                 last_arrival = last_arrival.max(arrive);
-                if users.is_empty() {
+                if users == 0 {
                     down_done.push_back(arrive);
                     continue;
                 }
-                let dot_end = arrive.max(dot_free) + dot_engine::cycles(hidden, users.len(), p.dot_units);
+                let dot_end = arrive.max(dot_free) + dot_engine::cycles(hidden, users, p.dot_units);
                 dot_free = dot_end;
-                let swiglu_end = dot_end.max(swiglu_free) + swiglu::cycles(users.len(), p.fp32_lanes);
+                let swiglu_end = dot_end.max(swiglu_free) + swiglu::cycles(users, p.fp32_lanes);
                 swiglu_free = swiglu_end;
-                let vectors = users.len() + cal as usize;
-                let down_start = swiglu_end.max(down_free);
+                let vectors = users + cal as usize;
                 let down_cycles = down_engine::cycles(hidden, vectors, p.down_lanes);
-                down_free = down_start + down_cycles;
+                down_free = swiglu_end.max(down_free) + down_cycles;
                 c.down_busy += down_cycles;
                 down_done.push_back(down_free);
-                c.dot_group_ops += dot_engine::group_ops(hidden, users.len());
-                c.fp32_ops += swiglu::OPS * users.len() as u64;
+                c.dot_group_ops += dot_engine::group_ops(hidden, users);
+                c.fp32_ops += swiglu::OPS * users as u64;
                 c.down_ops += (hidden * vectors) as u64;
-
-                let ch = &block.experts[e.0 as usize][j];
-                for (i, (g, u)) in dot_engine::gate_up(ch, &xs).into_iter().enumerate() {
-                    let (t, w) = users[i];
-                    let (h, a) = swiglu::apply(g, u, w);
-                    down_engine::accumulate(&mut y[t], a, &ch.down);
-                    a_l1[i] += h.abs();
-                }
-                if let (true, Some(s)) = (cal, stats) {
-                    nu_l1 += s.mean_abs[j].to_f32();
-                    down_engine::accumulate(&mut m, s.mean[j], &ch.down);
-                }
             }
-            if let (true, Some(s)) = (cal, stats) {
-                let tail = down_engine::cycles(hidden, users.len(), p.down_lanes);
-                down_free = down_free.max(stats_ready) + tail;
+            if cal {
+                // The statistics arrived before the last channel's down ended (fetched first).
+                let tail = down_engine::cycles(hidden, users, p.down_lanes);
+                down_free = down_free.max(last_arrival) + tail;
                 c.down_busy += tail;
-                c.down_ops += (hidden * users.len()) as u64;
-                c.fp32_ops += 2 * users.len() as u64;
-                for (i, &(t, w)) in users.iter().enumerate() {
-                    calibration::apply(&mut y[t], w, calibration::kappa(a_l1[i], nu_l1), &s.mean_out, &m);
-                }
+                c.down_ops += (hidden * users) as u64;
+                c.fp32_ops += 2 * users as u64;
             }
         }
-        if let Some(means) = &block.unrouted_means {
-            let mut terms = 0;
-            for (y, r) in y.iter_mut().zip(&job.routing) {
-                for (e, mean) in means.iter().enumerate() {
-                    if !r.experts.iter().any(|x| x.0 as usize == e) {
-                        y.iter_mut().zip(mean).for_each(|(y, m)| *y += m.to_f32());
-                        terms += 1;
-                    }
-                }
-            }
+        if s.unrouted_means {
+            let terms: usize = s.routing.iter().map(|r| s.experts - r.experts.len()).sum();
             let tail = down_engine::cycles(hidden, terms, p.down_lanes);
             down_free = down_free.max(means_ready) + tail;
             c.down_busy += tail;
@@ -222,8 +212,127 @@ impl ExpertUnit {
         c.channel_bytes = mem.bytes.expert_channels - before.expert_channels;
         c.stats_bytes = mem.bytes.expert_stats - before.expert_stats;
         self.counters.add(&c);
-        Ok(ExpertRun { y, end, counters: c })
+        (end, c)
     }
+}
+
+/// What the timing of a job depends on: its sizes, routing and loads, not its values.
+#[derive(Clone, Copy, Debug)]
+pub struct JobShape<'a> {
+    /// The hidden size.
+    pub hidden: usize,
+    /// The block's experts.
+    pub experts: usize,
+    /// Channels per expert.
+    pub expert_ffn: usize,
+    /// Tokens of the job.
+    pub tokens: usize,
+    /// Each token's experts.
+    pub routing: &'a [Routing],
+    /// The channels loaded.
+    pub loads: &'a [ExpertLoad],
+    /// Whether calibration is applied.
+    pub calibrated: bool,
+    /// Whether the block adds the unrouted experts' means.
+    pub unrouted_means: bool,
+}
+
+impl JobShape<'_> {
+    /// The limits of [`ExpertJob::check`] that do not need the values.
+    pub fn check(&self, p: &ExpertUnitParams) -> Result<(), String> {
+        if self.hidden == 0 || self.hidden > p.max_hidden as usize {
+            return Err(format!("hidden size {} is not in 1..={}", self.hidden, p.max_hidden));
+        }
+        if self.tokens == 0 || self.tokens > p.max_tokens as usize || self.routing.len() != self.tokens {
+            return Err(format!(
+                "{} tokens ({} routings): a job has 1..={}",
+                self.tokens,
+                self.routing.len(),
+                p.max_tokens
+            ));
+        }
+        if self.routing.iter().flat_map(|r| &r.experts).any(|e| e.0 as usize >= self.experts) {
+            return Err("a routed expert is out of range".into());
+        }
+        if self.loads.windows(2).any(|w| w[0].expert >= w[1].expert)
+            || self.loads.iter().any(|l| {
+                l.expert.0 as usize >= self.experts
+                    || matches!(&l.channels, Channels::Only(c) if c.iter().any(|&j| j as usize >= self.expert_ffn))
+            })
+        {
+            return Err("loads are not ascending experts with channels in range".into());
+        }
+        Ok(())
+    }
+
+    fn experts_touched(&self) -> Vec<ExpertId> {
+        let mut e: Vec<ExpertId> = self
+            .routing
+            .iter()
+            .flat_map(|r| r.experts.iter().copied())
+            .chain(self.loads.iter().map(|l| l.expert))
+            .collect();
+        e.sort();
+        e.dedup();
+        e
+    }
+
+    fn channels_of(&self, e: ExpertId) -> Vec<usize> {
+        self.loads.iter().find(|l| l.expert == e).map_or(Vec::new(), |l| loaded_channels(l, self.expert_ffn))
+    }
+}
+
+/// The outputs, computed block by block in the unit's order (channel-major: each channel's
+/// gate/up for every token it serves, then its down column into their outputs).
+fn compute(job: &ExpertJob, block: &ExpertBlock) -> Vec<Vec<f32>> {
+    let ffn = block.expert_ffn();
+    let xq: Vec<Int8Vector> =
+        job.tokens.iter().map(|x| Int8Vector::quantize(x).expect("a checked job's tokens are finite")).collect();
+    let mut y = vec![vec![0f32; block.hidden]; job.tokens.len()];
+    for e in job.experts() {
+        let users: Vec<(usize, f32)> = job
+            .routing
+            .iter()
+            .enumerate()
+            .filter_map(|(t, r)| r.experts.iter().position(|&x| x == e).map(|k| (t, r.weights[k])))
+            .collect();
+        if users.is_empty() {
+            continue;
+        }
+        let stats = block.calibration.as_ref().map(|s| &s[e.0 as usize]).filter(|_| job.calibrated);
+        let xs: Vec<&Int8Vector> = users.iter().map(|&(t, _)| &xq[t]).collect();
+        let mut a_l1 = vec![0f32; users.len()];
+        let mut nu_l1 = 0f32;
+        let mut m = vec![0f32; block.hidden];
+        for j in job.channels_of(e, ffn) {
+            let ch = &block.experts[e.0 as usize][j];
+            for (i, (g, u)) in dot_engine::gate_up(ch, &xs).into_iter().enumerate() {
+                let (t, w) = users[i];
+                let (h, a) = swiglu::apply(g, u, w);
+                down_engine::accumulate(&mut y[t], a, &ch.down);
+                a_l1[i] += h.abs();
+            }
+            if let Some(s) = stats {
+                nu_l1 += s.mean_abs[j].to_f32();
+                down_engine::accumulate(&mut m, s.mean[j], &ch.down);
+            }
+        }
+        if let Some(s) = stats {
+            for (i, &(t, w)) in users.iter().enumerate() {
+                calibration::apply(&mut y[t], w, calibration::kappa(a_l1[i], nu_l1), &s.mean_out, &m);
+            }
+        }
+    }
+    if let Some(means) = &block.unrouted_means {
+        for (y, r) in y.iter_mut().zip(&job.routing) {
+            for (e, mean) in means.iter().enumerate() {
+                if !r.experts.iter().any(|x| x.0 as usize == e) {
+                    y.iter_mut().zip(mean).for_each(|(y, m)| *y += m.to_f32());
+                }
+            }
+        }
+    }
+    y
 }
 
 impl ExpertCounters {
