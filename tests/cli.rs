@@ -474,6 +474,35 @@ fn a_real_model_compiles_to_the_moe_trace_of_its_policies() {
         assert!(committed >= 3, "{}: {committed} tokens committed", p.policy);
         assert_eq!(p.passes[0].tokens.len(), 5, "The capital of France is");
     }
+
+    // The trace through the expert unit's cycle model: one row per policy, its numbers the
+    // unit's (the scope says what they leave out).
+    let o = lacuna(&["simulate", d.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(r["scope"].as_str().unwrap().contains("expert unit only"), "{r}");
+    let rows = r["policies"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for (row, p) in rows.iter().zip(&t.policies) {
+        assert_eq!(row["policy"], p.policy.to_string());
+        let generated: usize = p.passes[1..].iter().map(|s| s.accepted.len()).sum();
+        assert_eq!(row["generated"], generated);
+        for key in ["latency_per_token_us", "energy_per_token_uj", "expert_bytes_per_token", "tokens_per_step"] {
+            assert!(row[key].as_f64().unwrap() > 0.0, "{key}: {row}");
+        }
+        // The unit reads at least the trace's channel bytes of the steps (bursts round up;
+        // the statistics and means come on top).
+        let step_bytes: u64 = p.passes[1..].iter().flat_map(|s| &s.blocks).map(|b| t.block_bytes(b)).sum();
+        let read = row["counters"]["channel_bytes"].as_u64().unwrap()
+            + row["counters"]["buffer_hits"].as_u64().unwrap() * lacuna_spec::a8w4::channel_bytes(t.hidden);
+        assert!(read >= step_bytes, "{}: {read} < {step_bytes}", p.policy);
+    }
+    let naive = rows[0]["expert_bytes_per_token"].as_f64().unwrap();
+    let coalesced = rows[1]["expert_bytes_per_token"].as_f64().unwrap();
+    assert!(coalesced < naive, "coalescing loads fewer bytes a token: {coalesced} vs {naive}");
+    let table = lacuna(&["simulate", d.to_str().unwrap()]);
+    assert!(stdout(&table).contains("vs naive"), "{}", stdout(&table));
+    assert_clean_error(&lacuna(&["simulate", d.to_str().unwrap(), "--x", "x.npy"]), "does not apply to a MoE trace");
 }
 
 /// The real model end to end through the CLI: compile (small calibration), simulate the

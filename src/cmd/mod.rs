@@ -12,6 +12,7 @@ pub mod inspect;
 pub mod merge;
 pub mod run_program;
 pub mod simulate;
+pub mod simulate_moe;
 pub mod spmspv;
 pub mod spmspv_gpu;
 pub mod sweep;
