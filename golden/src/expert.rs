@@ -6,7 +6,7 @@
 //! `h = silu(g) * u`, `a = fp16(w h)`, and `y[r] += (a s_{j,r}) q_{j,r}` for every row; then,
 //! when the job is calibrated, `y[r] += (w kappa) (c[r] - m[r])` with `m[r]` the same down
 //! products of the channels' FP16 means (from 0, channel order), `kappa = sum|h| / sum nu_j`
-//! (1 when no channel loads). Last, when the block has unrouted means, `y[r] += mean_e[r]` for
+//! (1 when the loaded channels' `sum nu_j` is 0, as when none loads). Last, when the block has unrouted means, `y[r] += mean_e[r]` for
 //! every expert `t` does not route to, ascending.
 
 use half::f16;
@@ -132,11 +132,14 @@ pub fn reference(job: &ExpertJob, block: &ExpertBlock) -> Reference {
                 let h = silu64(g) * u;
                 let gam = gamma(g_count + 2);
                 let h_err = 1.1 * gam * g_abs * u.abs() + silu64(g).abs() * gam * u_abs + (h.abs() + 1e-30) * 1e-6;
-                let a_err = w * (h.abs() * f64::powi(2.0, -11) + h_err);
+                // FP16's rounding of `w h`: relative 2^-11 when normal, 2^-25 absolute below.
+                let a_err = w * (h.abs() * f64::powi(2.0, -11) + h_err) + f64::powi(2.0, -25);
                 for r in 0..block.hidden {
                     let sq = ch.down.scale(r / GROUP).to_f64() * ch.down.value(r) as f64;
-                    y[r] += w * h * sq;
-                    abs[r] += (w * h * sq).abs();
+                    // The operand saturates at FP16's largest value, as the rule says.
+                    let a = (w * h).clamp(-65504.0, 65504.0);
+                    y[r] += a * sq;
+                    abs[r] += (a * sq).abs();
                     err[r] += a_err * sq.abs();
                 }
                 adds += 1;

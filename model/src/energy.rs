@@ -175,12 +175,14 @@ impl EnergyTable {
     /// 12 32-bit SRAM reads (16 bytes of weights from the staging buffer, 32 of the token).
     /// Per down operation: an FP16 multiply (the FP16 x INT4 product, an upper bound), an FP32
     /// add and an output-buffer read and write (32-bit SRAM). Per FP32 lane operation: a multiply
-    /// and an add. Each fetched byte is written once to the staging buffer (per 4 bytes).
+    /// and an add. Each fetched byte is written once into the channel buffer (which stages it),
+    /// each byte found there read once (32-bit accesses).
     pub fn of_expert(&self, c: &crate::expert_unit::ExpertCounters) -> ExpertEnergy {
         let fetched = c.channel_bytes + c.stats_bytes;
+        let buffer = fetched.div_ceil(4) + c.buffer_bytes.div_ceil(4);
         ExpertEnergy {
             dram_pj: fetched as f64 * 8.0 * self.pj("dram_bit"),
-            sram_pj: (fetched.div_ceil(4) + 12 * c.dot_group_ops + 2 * c.down_ops) as f64 * self.pj("sram_access_32b"),
+            sram_pj: (buffer + 12 * c.dot_group_ops + 2 * c.down_ops) as f64 * self.pj("sram_access_32b"),
             dot_pj: c.dot_group_ops as f64
                 * (32.0 * (self.pj("int8_mul") + self.pj("int_add")) + self.pj("fp32_mul") + self.pj("fp32_add")),
             fp32_pj: c.fp32_ops as f64 * (self.pj("fp32_mul") + self.pj("fp32_add")),

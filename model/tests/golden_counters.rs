@@ -71,7 +71,11 @@ fn outcome(i: usize, arch: &Arch) -> String {
     let text = match simulate_with(arch, &job, true) {
         Ok(r) => {
             let bits: Vec<u32> = r.y.iter().map(|v| v.to_bits()).collect();
-            format!("{:?} {:?} {:?}", r.counters, r.fault, bits)
+            // The expert unit's byte counters (added after the file was written) are zero for a
+            // core job and are left out of the text, so the file did not have to move.
+            assert_eq!((r.counters.bytes.expert_channels, r.counters.bytes.expert_stats), (0, 0));
+            let text = format!("{:?} {:?} {:?}", r.counters, r.fault, bits);
+            text.replace(", expert_channels: 0, expert_stats: 0", "")
         }
         Err(e) => format!("error: {e}"),
     };

@@ -12,7 +12,7 @@
 //!
 //! **Activations (A8).** A token's input `x` is quantized per token: `amax = max|x|`,
 //! `q = clamp(round_half_even(x * (127 / amax)), -127, 127)` with scale `amax / 127` (all f32
-//! operations; an `amax` below the smallest normal f32 gives zeros and scale 0).
+//! operations; an `amax` below [`ACT_FLUSH`] gives zeros and scale 0, so `127 / amax` is finite).
 //!
 //! **The expert's computation** (the golden in `lacuna_golden::expert` composes these rules in
 //! this order; the expert unit's model computes the same):
@@ -37,6 +37,9 @@ pub const INT4_MIN: i8 = -8;
 pub const INT4_MAX: i8 = 7;
 /// The INT8 activation range is symmetric: `-127..=127` (-128 is never produced).
 pub const INT8_MAX: i8 = 127;
+/// A token whose largest magnitude is below this quantizes to zeros (scale 0): `127 / amax`
+/// stays finite above it.
+pub const ACT_FLUSH: f32 = 1e-30;
 
 /// Bytes of `values` packed INT4 values.
 pub const fn packed_bytes(values: usize) -> usize {
@@ -246,7 +249,7 @@ impl Int8Vector {
             return Err(A8w4Error::NotFinite { index });
         }
         let amax = x.iter().fold(0f32, |m, v| m.max(v.abs()));
-        if amax < f32::MIN_POSITIVE {
+        if amax < ACT_FLUSH {
             return Ok(Int8Vector { values: vec![0; x.len()], scale: 0.0 });
         }
         let inv = INT8_MAX as f32 / amax;
@@ -382,6 +385,10 @@ mod tests {
         assert_eq!(a.values, vec![127, -64, 32, -127], "-63.5 and 31.75 round half to even / nearest");
         assert_eq!(a.scale, 1.0 / 127.0);
         assert_eq!(Int8Vector::quantize(&[0.0, 1e-40]).unwrap(), Int8Vector { values: vec![0, 0], scale: 0.0 });
+        // Tiny but above the flush: the values keep their ratios (127 / amax is finite).
+        let tiny = Int8Vector::quantize(&[2e-30, -1e-30]).unwrap();
+        assert_eq!(tiny.values, vec![127, -64]);
+        assert!(tiny.scale > 0.0);
     }
 
     #[test]
@@ -389,8 +396,12 @@ mod tests {
         let mut worst = 0f32;
         for i in -40_000..40_000 {
             let x = i as f32 / 1000.0;
+            if x == 0.0 {
+                assert_eq!(silu(x), 0.0);
+                continue;
+            }
             let exact = (x as f64 / (1.0 + (-(x as f64)).exp())) as f32;
-            let err = (silu(x) - exact).abs() / x.abs().max(1.0);
+            let err = (silu(x) - exact).abs() / x.abs();
             worst = worst.max(err);
         }
         assert!(worst <= SILU_MAX_ERROR, "{worst}");

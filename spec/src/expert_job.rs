@@ -10,7 +10,8 @@
 
 use crate::a8w4::{A8w4Error, ExpertChannel};
 use crate::expert_unit::ExpertUnitParams;
-use crate::moe::ExpertId;
+use crate::graph::MAX_DIMENSION;
+use crate::moe::{ExpertId, MAX_EXPERTS};
 use crate::moe_trace::{Channels, ExpertLoad, Routing};
 use half::f16;
 
@@ -77,6 +78,57 @@ impl ExpertBlock {
     }
 }
 
+/// The largest token value a job may carry (FP16's largest finite value: the vector unit hands
+/// the unit FP16-range values, and larger ones could overflow the f32 gate and up sums).
+pub const MAX_TOKEN_VALUE: f32 = 65504.0;
+
+/// The rules on routing and loads every job keeps, with or without its values: per token
+/// distinct experts of the block, as many finite non-negative weights; loads ascending by expert,
+/// each expert's channels all or a non-empty ascending list within the expert. `experts` and
+/// `expert_ffn` within the mixture limits.
+pub fn check_routing_and_loads(
+    routing: &[Routing],
+    loads: &[ExpertLoad],
+    experts: usize,
+    expert_ffn: usize,
+) -> Result<(), String> {
+    if experts == 0 || experts > MAX_EXPERTS || expert_ffn == 0 || expert_ffn > MAX_DIMENSION {
+        return Err(format!(
+            "{experts} experts of {expert_ffn} channels: a block has 1..={MAX_EXPERTS} experts of 1..={MAX_DIMENSION}"
+        ));
+    }
+    for (t, r) in routing.iter().enumerate() {
+        if r.experts.len() != r.weights.len() {
+            return Err(format!("token {t}: {} experts but {} weights", r.experts.len(), r.weights.len()));
+        }
+        for (i, e) in r.experts.iter().enumerate() {
+            if e.0 as usize >= experts || r.experts[..i].contains(e) {
+                return Err(format!("token {t}: expert {} is out of range or repeated", e.0));
+            }
+        }
+        if let Some(w) = r.weights.iter().find(|w| !(w.is_finite() && **w >= 0.0)) {
+            return Err(format!("token {t}: gate weight {w} is not finite and non-negative"));
+        }
+    }
+    let mut last: Option<ExpertId> = None;
+    for l in loads {
+        if l.expert.0 as usize >= experts || last.is_some_and(|p| p >= l.expert) {
+            return Err(format!("loads: expert {} is out of range or not ascending", l.expert.0));
+        }
+        last = Some(l.expert);
+        if let Channels::Only(c) = &l.channels {
+            if c.is_empty() || c.windows(2).any(|w| w[0] >= w[1]) || c.last().is_some_and(|&j| j as usize >= expert_ffn)
+            {
+                return Err(format!(
+                    "loads: expert {}'s channels are not a non-empty ascending list within 0..{expert_ffn}",
+                    l.expert.0
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The loaded channels of one expert: ascending channel indices.
 pub fn loaded_channels(load: &ExpertLoad, expert_ffn: usize) -> Vec<usize> {
     match &load.channels {
@@ -109,38 +161,18 @@ impl ExpertJob {
             if x.len() != block.hidden {
                 return Err(format!("token {t} has {} values, the block's hidden size is {}", x.len(), block.hidden));
             }
-            if let Some(i) = x.iter().position(|v| !v.is_finite()) {
-                return Err(format!("token {t}'s value {i} is not finite"));
+            if let Some(i) = x.iter().position(|v| !(v.abs() <= MAX_TOKEN_VALUE)) {
+                return Err(format!(
+                    "token {t}'s value {i} ({}) is not finite or beyond FP16's range (|x| <= {MAX_TOKEN_VALUE})",
+                    x[i]
+                ));
             }
         }
-        for (t, r) in self.routing.iter().enumerate() {
-            if r.experts.len() != r.weights.len() {
-                return Err(format!("token {t}: {} experts but {} weights", r.experts.len(), r.weights.len()));
-            }
-            for (i, e) in r.experts.iter().enumerate() {
-                if e.0 as usize >= e_count || r.experts[..i].contains(e) {
-                    return Err(format!("token {t}: expert {} is out of range or repeated", e.0));
-                }
-            }
-            if let Some(w) = r.weights.iter().find(|w| !(w.is_finite() && **w >= 0.0)) {
-                return Err(format!("token {t}: gate weight {w} is not finite and non-negative"));
-            }
-        }
-        let mut last: Option<ExpertId> = None;
-        for l in &self.loads {
-            if l.expert.0 as usize >= e_count || last.is_some_and(|p| p >= l.expert) {
-                return Err(format!("loads: expert {} is out of range or not ascending", l.expert.0));
-            }
-            last = Some(l.expert);
-            if let Channels::Only(c) = &l.channels {
-                if c.windows(2).any(|w| w[0] >= w[1]) || c.last().is_some_and(|&j| j as usize >= ffn) {
-                    return Err(format!("loads: expert {}'s channels are not ascending within 0..{ffn}", l.expert.0));
-                }
-            }
-        }
+        check_routing_and_loads(&self.routing, &self.loads, e_count, ffn)?;
         if self.calibrated && block.calibration.is_none() {
             return Err("a calibrated job needs the block's calibration statistics".into());
         }
+        let finite = |v: &[f16]| v.iter().all(|x| x.is_finite());
         if let Some(cal) = &block.calibration {
             if cal.len() != e_count
                 || cal
@@ -149,10 +181,22 @@ impl ExpertJob {
             {
                 return Err("calibration statistics do not match the block's experts".into());
             }
+            if let Some(e) = cal.iter().position(|c| {
+                !finite(&c.mean_out)
+                    || !finite(&c.mean)
+                    || c.mean_abs.iter().any(|v| !(v.is_finite() && v.to_f32() >= 0.0))
+            }) {
+                return Err(format!(
+                    "expert {e}'s calibration statistics are not finite (or a mean magnitude is negative)"
+                ));
+            }
         }
         if let Some(m) = &block.unrouted_means {
             if m.len() != e_count || m.iter().any(|v| v.len() != block.hidden) {
                 return Err("unrouted means do not match the block's experts".into());
+            }
+            if let Some(e) = m.iter().position(|v| !finite(v)) {
+                return Err(format!("expert {e}'s unrouted mean is not finite"));
             }
         }
         Ok(())

@@ -6,7 +6,7 @@
 use half::f16;
 use lacuna_golden::expert::{expert_job, reference};
 use lacuna_model::energy::EnergyTable;
-use lacuna_model::expert_unit::ExpertUnit;
+use lacuna_model::expert_unit::{ExpertUnit, JobShape};
 use lacuna_model::memory::Memory;
 use lacuna_spec::a8w4::channel_bytes;
 use lacuna_spec::expert_job::{ExpertBlock, ExpertJob};
@@ -60,7 +60,7 @@ fn the_golden_is_within_its_stated_bound_of_the_f64_reference_and_the_bound_is_t
     // The bound is FP16's rounding of each down operand plus f32 sums: a few 1e-3 of the output's
     // scale at most, and the errors reach a visible part of it.
     assert!(loosest < 5e-2, "bound / output scale {loosest}");
-    assert!(worst_ratio > 1e-3, "the bound is loose by over 1000x: {worst_ratio}");
+    assert!(worst_ratio > 1e-2, "the bound is loose by over 100x: {worst_ratio}");
     eprintln!("golden vs f64: worst error / bound {worst_ratio:.3}; largest bound / output scale {loosest:.2e}");
 }
 
@@ -108,6 +108,9 @@ fn the_model_is_bit_exact_with_the_golden_on_a_thousand_random_jobs_of_both_pres
         // One unit and memory for all jobs, so channels are found in its buffer too.
         let mut unit = ExpertUnit::new(p);
         let mut mem = Memory::new(&arch.memory);
+        // A twin that times each job from its shape alone, on its own memory.
+        let mut twin = ExpertUnit::new(p);
+        let mut twin_mem = Memory::new(&arch.memory);
         let mut now = 0;
         for seed in 0..500u64 {
             let b = &blocks[seed as usize % 4].block;
@@ -115,7 +118,18 @@ fn the_model_is_bit_exact_with_the_golden_on_a_thousand_random_jobs_of_both_pres
             let job = random_job(seed, b, tokens, seed as usize % 4, seed % 2 == 0);
             let run = unit.run(&job, b, (seed % 4) as u32, &mut mem, now).unwrap();
             assert_eq!(bits(&run.y), bits(&expert_job(&job, b)), "{} job {seed}", arch.name);
-            assert!(run.end > now || job.tokens.is_empty());
+            let shape = JobShape {
+                hidden: b.hidden,
+                experts: b.experts.len(),
+                expert_ffn: b.expert_ffn(),
+                tokens: job.tokens.len(),
+                routing: &job.routing,
+                loads: &job.loads,
+                calibrated: job.calibrated,
+                unrouted_means: b.unrouted_means.is_some(),
+            };
+            let timed = twin.time(&shape, (seed % 4) as u32, &mut twin_mem, now).unwrap();
+            assert_eq!(timed, (run.end, run.counters), "{} job {seed}: the shape's timing is the job's", arch.name);
             now = run.end;
         }
         // tiny's buffer holds four of these channels: only edge's (1 MiB) is sure to serve some.
@@ -151,9 +165,27 @@ fn named_edge_cases_agree_bit_for_bit() {
             },
         ),
     ];
+    let mut zero_token = base.clone();
+    zero_token.tokens[2] = vec![0.0; 128];
+    let mut zero_weight = base.clone();
+    zero_weight.routing[1].weights = vec![0.0; zero_weight.routing[1].weights.len()];
+    let mut saturating = base.clone();
+    saturating.tokens[0] = vec![60000.0; 128];
+    let cases = cases.into_iter().chain([
+        ("an all-zero token", zero_token),
+        ("zero gate weights", zero_weight),
+        ("a token whose down operands saturate FP16", saturating),
+    ]);
     for (name, job) in cases {
         model_matches_golden(&arch, &job, &b, name);
     }
+    // An odd hidden size (a partial last group, a trailing nibble) and no mean magnitude at all
+    // (kappa falls back to 1).
+    let mut odd = random_block(20, 97, 3, 5, true, false).block;
+    for c in odd.calibration.as_mut().unwrap() {
+        c.mean_abs.iter_mut().for_each(|v| *v = f16::ZERO);
+    }
+    model_matches_golden(&arch, &random_job(21, &odd, 4, 2, true), &odd, "odd hidden, zero nu");
 }
 
 #[test]
@@ -168,7 +200,6 @@ fn a_repeated_job_finds_its_channels_in_the_buffer_and_runs_faster() {
     assert_eq!(second.counters.channel_bytes, 0, "every channel was kept (1 MiB buffer)");
     assert_eq!(second.counters.buffer_hits, second.counters.channels);
     assert!(second.counters.cycles < first.counters.cycles);
-    assert_eq!(bits(&first.y), bits(&second.y));
     // Another block's job does not hit.
     let third = unit.run(&job, &b, 4, &mut mem, second.end).unwrap();
     assert_eq!(third.counters.buffer_hits, 0);
@@ -203,7 +234,14 @@ fn a_job_takes_at_least_its_memory_and_compute_floors_and_is_near_the_larger() {
         assert!(c.cycles >= floor, "{tokens} tokens: {} cycles under the floor {floor}", c.cycles);
         // Latency, the pipeline's fill and per-channel rounding stay a modest part of the floor.
         assert!(c.cycles <= floor + floor / 2 + 400, "{tokens} tokens: {} cycles, floor {floor}", c.cycles);
-        assert!(c.channel_bytes >= c.channels * channel_bytes(576) - 64 * c.channels);
+        // Exactly the bursts covering the listed records (adjacent records share a burst once).
+        let mut bursts = std::collections::BTreeSet::new();
+        let record = channel_bytes(576);
+        for l in &job.loads {
+            let first = l.expert.0 as u64 * 48 * record;
+            bursts.extend((first / 64..=(first + 48 * record - 1) / 64).map(|b| b * 64));
+        }
+        assert_eq!(c.channel_bytes, 64 * bursts.len() as u64, "{tokens} tokens");
         eprintln!("{tokens} tokens: {} cycles; floors memory {memory}, dot {dot}, down {down}", c.cycles);
         let e = EnergyTable::default().of_expert(&c);
         assert!(e.dram_pj > 0.0 && e.dot_pj > 0.0 && e.down_pj > 0.0);
@@ -231,12 +269,27 @@ fn jobs_the_unit_cannot_run_are_refused_with_the_reason() {
     uncalibrated_block.calibrated = true;
     let mut neg = good.clone();
     neg.routing[0].weights[0] = -1.0;
+    let mut repeated = good.clone();
+    repeated.routing[0] = Routing { experts: vec![ExpertId(1), ExpertId(1)], weights: vec![0.5, 0.5] };
+    let mut counts = good.clone();
+    counts.routing[0] = Routing { experts: vec![ExpertId(1)], weights: vec![0.5, 0.5] };
+    let mut empty_only = good.clone();
+    empty_only.loads = vec![ExpertLoad { expert: ExpertId(0), channels: Channels::Only(vec![]) }];
+    let mut unsorted_only = good.clone();
+    unsorted_only.loads = vec![ExpertLoad { expert: ExpertId(0), channels: Channels::Only(vec![3, 1]) }];
+    let mut huge = good.clone();
+    huge.tokens[0][0] = 1e6;
     for (job, want) in [
+        (repeated, "out of range or repeated"),
+        (counts, "1 experts but 2 weights"),
+        (empty_only, "non-empty ascending list"),
+        (unsorted_only, "non-empty ascending list"),
+        (huge, "beyond FP16's range"),
         (too_many, "tokens"),
         (bad_expert, "out of range or repeated"),
         (nan, "not finite"),
         (descending, "not ascending"),
-        (out_of_range, "channels are not ascending within"),
+        (out_of_range, "non-empty ascending list within 0..8"),
         (uncalibrated_block, "calibration statistics"),
         (neg, "non-negative"),
     ] {
@@ -244,5 +297,35 @@ fn jobs_the_unit_cannot_run_are_refused_with_the_reason() {
         let err = unit.run(&job, &b, 0, &mut Memory::new(&arch.memory), 0).unwrap_err();
         assert!(err.contains(want), "{want}: {err}");
     }
-    let _ = f16::ZERO;
+    // Blocks the unit cannot hold, or whose statistics are unusable.
+    let wide = random_block(16, arch.expert_unit.max_hidden as usize + 1, 1, 1, false, false).block;
+    let job = random_job(17, &wide, 1, 1, false);
+    let err = ExpertUnit::new(&arch.expert_unit).run(&job, &wide, 0, &mut Memory::new(&arch.memory), 0).unwrap_err();
+    assert!(err.contains("hidden size"), "{err}");
+    let mut stats = random_block(18, 64, 3, 8, true, true).block;
+    stats.calibration.as_mut().unwrap()[1].mean_abs[2] = f16::from_f32(-1.0);
+    let job = random_job(19, &stats, 2, 1, true);
+    let err = ExpertUnit::new(&arch.expert_unit).run(&job, &stats, 0, &mut Memory::new(&arch.memory), 0).unwrap_err();
+    assert!(err.contains("expert 1's calibration statistics"), "{err}");
+    stats.calibration = None;
+    stats.unrouted_means.as_mut().unwrap()[2][0] = f16::INFINITY;
+    let job = random_job(19, &stats, 2, 1, false);
+    let err = ExpertUnit::new(&arch.expert_unit).run(&job, &stats, 0, &mut Memory::new(&arch.memory), 0).unwrap_err();
+    assert!(err.contains("expert 2's unrouted mean"), "{err}");
+    // The shape alone is checked the same way.
+    let bad = vec![Routing { experts: vec![ExpertId(0), ExpertId(0)], weights: vec![1.0, 1.0] }];
+    let shape = JobShape {
+        hidden: 64,
+        experts: 3,
+        expert_ffn: 8,
+        tokens: 1,
+        routing: &bad,
+        loads: &[],
+        calibrated: false,
+        unrouted_means: true,
+    };
+    let err = ExpertUnit::new(&arch.expert_unit).time(&shape, 0, &mut Memory::new(&arch.memory), 0).unwrap_err();
+    assert!(err.contains("repeated"), "{err}");
+    let too_many = JobShape { experts: 100_000, routing: &[], tokens: 0, ..shape };
+    assert!(ExpertUnit::new(&arch.expert_unit).time(&too_many, 0, &mut Memory::new(&arch.memory), 0).is_err());
 }

@@ -5,8 +5,12 @@
 //! means `mu_j` as one more operand beside the tokens' (`m = W_down[:, L] mu_L`, in channel
 //! order from 0), the FP32 lanes sum each token's `|h_j|` and the channels' `nu_j`; after the
 //! expert's last channel each token gets `y += (w kappa) (c - m)` with
-//! `kappa = sum|h| / sum nu` (1 when nothing loads). The statistics (`c`, `mu`, `nu`, FP16) are
+//! `kappa = sum|h| / sum nu` (1 when the loaded channels' `sum nu` is 0, as when nothing loads). The statistics (`c`, `mu`, `nu`, FP16) are
 //! fetched once per expert a job calibrates; no weight is loaded for the skipped channels.
+
+/// FP32 lane operations per calibrated (token, expert) before the terms: the division for
+/// kappa and the product `w kappa`.
+pub const FP32_OPS: u64 = 2;
 
 /// `kappa` from a token's `sum |h_j|` and the loaded channels' `sum nu_j`.
 pub fn kappa(a_l1: f32, nu_l1: f32) -> f32 {

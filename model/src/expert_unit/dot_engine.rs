@@ -2,8 +2,9 @@
 //! on `dot_units` INT8 x INT4 group units.
 //!
 //! Contract: each unit takes one (token, row, group) a cycle and returns its exact INT32 sum of
-//! `lacuna_spec::a8w4::GROUP` products; beside it an FP32 multiply-add scales the sum by the
-//! group's FP16 scale and adds it to the row's accumulator in group order, and the last group's
+//! `lacuna_spec::a8w4::GROUP` products; beside it an FP32 multiply then an FP32 add (each
+//! rounded: not fused) scale the sum by the group's FP16 scale and add it to the row's
+//! accumulator in group order, and the last group's
 //! result is multiplied by the token's activation scale (rule 1 of `lacuna_spec::a8w4`). A
 //! channel takes `ceil(2 x groups x tokens / dot_units)` cycles.
 

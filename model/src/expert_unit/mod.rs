@@ -14,9 +14,12 @@
 //! channel in the job's order (experts ascending, channels ascending) fetch -> dot -> swiglu ->
 //! down, each stage taking a channel when the previous stage has finished it and it has
 //! finished the channel before; the fetch of a channel waits until the down engine has finished
-//! the channel `fetch_ahead_channels` before it (the staging buffer); a channel held by the
-//! channel buffer arrives the cycle after its slot frees. An expert's calibration terms and the
-//! unrouted means take the down lanes after the expert's (the job's) last channel.
+//! the channel `fetch_ahead_channels` before it (the staging buffer; a listed channel no token
+//! uses frees its slot on arrival); a channel held by the channel buffer arrives the cycle after
+//! its slot frees. Statistics have their own buffer; a calibrated expert's down stage waits for
+//! them. An expert's calibration terms (kappa on the FP32 lanes, then the terms on the down
+//! lanes) and the unrouted means take the down lanes after the expert's (the job's) last channel.
+//! The job ends when its last stage is done and every burst it asked for has arrived.
 //! The router's top-k is the policy's (the job carries each token's experts): this unit does not
 //! yet compute routing or channel saliency itself.
 
@@ -31,10 +34,10 @@ use crate::memory::{MemClient, Memory};
 use channel_buffer::{ChannelBuffer, ChannelKey};
 use channel_fetch::{AddressMap, ChannelFetch};
 use lacuna_spec::a8w4::{channel_bytes, Int8Vector};
-use lacuna_spec::expert_job::{loaded_channels, ExpertBlock, ExpertJob};
+use lacuna_spec::expert_job::{check_routing_and_loads, loaded_channels, ExpertBlock, ExpertJob};
 use lacuna_spec::expert_unit::ExpertUnitParams;
 use lacuna_spec::moe::ExpertId;
-use lacuna_spec::moe_trace::{Channels, ExpertLoad, Routing};
+use lacuna_spec::moe_trace::{ExpertLoad, Routing};
 use std::collections::VecDeque;
 
 /// What the unit did, summed over its jobs.
@@ -50,6 +53,8 @@ pub struct ExpertCounters {
     pub channels: u64,
     /// Of them, found in the channel buffer (not loaded).
     pub buffer_hits: u64,
+    /// Bytes of the channels found in the buffer (read from it instead of DRAM).
+    pub buffer_bytes: u64,
     /// Bursts' bytes of channel records read.
     pub channel_bytes: u64,
     /// Bursts' bytes of statistics (calibration, unrouted means) read.
@@ -155,17 +160,23 @@ impl ExpertUnit {
             let users = s.routing.iter().filter(|r| r.experts.contains(&e)).count();
             let channels = s.channels_of(e);
             let cal = s.calibrated && users > 0;
-            if cal {
-                let addr = map.calibration(layer as u64, e.0 as u64);
-                let ready = fetch.fetch(mem, MemClient::ExpertStats, addr, map.calibration_bytes(), start);
-                last_arrival = last_arrival.max(ready);
-            }
+            // Statistics have a buffer of their own (no staging slot); a calibrated expert's
+            // down products need its channels' means, so its down stage waits for them.
+            let stats_ready = match cal {
+                true => {
+                    let addr = map.calibration(layer as u64, e.0 as u64);
+                    fetch.fetch(mem, MemClient::ExpertStats, addr, map.calibration_bytes(), start)
+                }
+                false => start,
+            };
+            last_arrival = last_arrival.max(stats_ready);
             for j in channels {
                 c.channels += 1;
                 let key = ChannelKey { block: layer, expert: e, channel: j as u32 };
                 let slot = if down_done.len() >= ahead { down_done[down_done.len() - ahead] } else { start };
                 let arrive = if self.buffer.lookup(key) {
                     c.buffer_hits += 1;
+                    c.buffer_bytes += record;
                     slot.max(start) + 1
                 } else {
                     let addr = map.channel(layer as u64, e.0 as u64, j as u64);
@@ -175,29 +186,32 @@ impl ExpertUnit {
                 };
                 last_arrival = last_arrival.max(arrive);
                 if users == 0 {
+                    // Listed but used by no token: its slot frees as it arrives.
                     down_done.push_back(arrive);
                     continue;
                 }
                 let dot_end = arrive.max(dot_free) + dot_engine::cycles(hidden, users, p.dot_units);
                 dot_free = dot_end;
-                let swiglu_end = dot_end.max(swiglu_free) + swiglu::cycles(users, p.fp32_lanes);
+                let swiglu_end = dot_end.max(swiglu_free) + swiglu::cycles(users, cal, p.fp32_lanes);
                 swiglu_free = swiglu_end;
                 let vectors = users + cal as usize;
                 let down_cycles = down_engine::cycles(hidden, vectors, p.down_lanes);
-                down_free = swiglu_end.max(down_free) + down_cycles;
+                down_free = swiglu_end.max(down_free).max(stats_ready) + down_cycles;
                 c.down_busy += down_cycles;
                 down_done.push_back(down_free);
                 c.dot_group_ops += dot_engine::group_ops(hidden, users);
-                c.fp32_ops += swiglu::OPS * users as u64;
+                c.fp32_ops += swiglu::ops(cal) * users as u64;
                 c.down_ops += (hidden * vectors) as u64;
             }
             if cal {
-                // The statistics arrived before the last channel's down ended (fetched first).
-                let tail = down_engine::cycles(hidden, users, p.down_lanes);
-                down_free = down_free.max(last_arrival) + tail;
+                // kappa and w kappa per token on the FP32 lanes, then (c - m) scaled and added on
+                // the down lanes.
+                let scalars = calibration::FP32_OPS * users as u64;
+                let tail = scalars.div_ceil(p.fp32_lanes as u64) + down_engine::cycles(hidden, users, p.down_lanes);
+                down_free = down_free.max(swiglu_free).max(stats_ready) + tail;
                 c.down_busy += tail;
                 c.down_ops += (hidden * users) as u64;
-                c.fp32_ops += 2 * users as u64;
+                c.fp32_ops += scalars;
             }
         }
         if s.unrouted_means {
@@ -251,18 +265,7 @@ impl JobShape<'_> {
                 p.max_tokens
             ));
         }
-        if self.routing.iter().flat_map(|r| &r.experts).any(|e| e.0 as usize >= self.experts) {
-            return Err("a routed expert is out of range".into());
-        }
-        if self.loads.windows(2).any(|w| w[0].expert >= w[1].expert)
-            || self.loads.iter().any(|l| {
-                l.expert.0 as usize >= self.experts
-                    || matches!(&l.channels, Channels::Only(c) if c.iter().any(|&j| j as usize >= self.expert_ffn))
-            })
-        {
-            return Err("loads are not ascending experts with channels in range".into());
-        }
-        Ok(())
+        check_routing_and_loads(self.routing, self.loads, self.experts, self.expert_ffn)
     }
 
     fn experts_touched(&self) -> Vec<ExpertId> {
@@ -343,6 +346,7 @@ impl ExpertCounters {
         self.tokens += o.tokens;
         self.channels += o.channels;
         self.buffer_hits += o.buffer_hits;
+        self.buffer_bytes += o.buffer_bytes;
         self.channel_bytes += o.channel_bytes;
         self.stats_bytes += o.stats_bytes;
         self.dot_group_ops += o.dot_group_ops;
