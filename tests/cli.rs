@@ -500,8 +500,16 @@ fn a_real_model_compiles_to_the_moe_trace_of_its_policies() {
     let naive = rows[0]["expert_bytes_per_token"].as_f64().unwrap();
     let coalesced = rows[1]["expert_bytes_per_token"].as_f64().unwrap();
     assert!(coalesced < naive, "coalescing loads fewer bytes a token: {coalesced} vs {naive}");
-    let table = lacuna(&["simulate", d.to_str().unwrap()]);
+    let files = out.path().join("report");
+    let table = lacuna(&["simulate", d.to_str().unwrap(), "--out", files.to_str().unwrap()]);
     assert!(stdout(&table).contains("vs naive"), "{}", stdout(&table));
+    let svg = std::fs::read_to_string(files.join("policies.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("coalesced-calibrated"), "the plot names the policies");
+    let csv = std::fs::read_to_string(files.join("simulate_moe.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "a header and a line per policy: {csv}");
+    let back: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(files.join("simulate_moe.json")).unwrap()).unwrap();
+    assert_eq!(back["policies"].as_array().unwrap().len(), 2);
     assert_clean_error(&lacuna(&["simulate", d.to_str().unwrap(), "--x", "x.npy"]), "does not apply to a MoE trace");
 }
 

@@ -118,15 +118,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
             ("--trace", a.trace.is_some()),
             ("--x", a.x.is_some()),
             ("--threshold", a.threshold.is_some()),
-            ("--out", a.out.is_some()),
             ("--mem-trace", a.mem_trace.is_some()),
             ("--timeline", a.timeline.is_some()),
         ];
         if let Some((flag, _)) = ignored.iter().find(|f| f.1) {
-            bail!("{flag} does not apply to a MoE trace directory (it takes --arch and --json)");
+            bail!("{flag} does not apply to a MoE trace directory (it takes --arch, --json and --out)");
         }
         let arch = Arch::load(a.arch.as_deref().unwrap_or("edge"))?;
-        return crate::cmd::simulate_moe::run(dir, &arch, a.json);
+        return crate::cmd::simulate_moe::run(dir, &arch, a.json, a.out.as_deref());
     }
     if let Some(dir) = a.rlc.as_ref().filter(|p| p.is_dir()) {
         // A program records its arch and thresholds; the .rlc job's flags do not apply to it.

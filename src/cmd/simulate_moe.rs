@@ -121,8 +121,9 @@ struct Report<'a> {
     policies: Vec<PolicyRow>,
 }
 
-/// Simulates every policy of `dir`'s MoE trace on `arch`.
-pub fn run(dir: &Path, arch: &Arch, json: bool) -> Result<ExitCode> {
+/// Simulates every policy of `dir`'s MoE trace on `arch`; with `out`, also writes
+/// `simulate_moe.json`, `simulate_moe.csv` and `policies.svg` there.
+pub fn run(dir: &Path, arch: &Arch, json: bool, out: Option<&Path>) -> Result<ExitCode> {
     let path = dir.join(lacuna_spec::moe_trace::FILE);
     let bytes = std::fs::read(&path).with_context(|| path.display().to_string())?;
     let trace = MoeTrace::read(&bytes).map_err(anyhow::Error::msg).with_context(|| path.display().to_string())?;
@@ -133,19 +134,23 @@ pub fn run(dir: &Path, arch: &Arch, json: bool) -> Result<ExitCode> {
         .map(|p| simulate_policy(&trace, p, arch, &energy))
         .collect::<Result<Vec<_>>>()
         .with_context(|| path.display().to_string())?;
+    let report = Report {
+        trace: path.display().to_string(),
+        model: &trace.model,
+        arch: &arch.name,
+        arch_hash: arch.hash().to_string(),
+        clock_mhz: arch.clock_mhz,
+        scope: SCOPE,
+        policies: rows,
+    };
+    if let Some(out) = out {
+        write_files(out, &report).with_context(|| out.display().to_string())?;
+    }
     if json {
-        let r = Report {
-            trace: path.display().to_string(),
-            model: &trace.model,
-            arch: &arch.name,
-            arch_hash: arch.hash().to_string(),
-            clock_mhz: arch.clock_mhz,
-            scope: SCOPE,
-            policies: rows,
-        };
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
     }
+    let rows = &report.policies;
     println!("trace    {} ({})", path.display(), trace.model);
     println!(
         "arch     {} ({}), {} MHz; tree {}, draft {}",
@@ -171,7 +176,7 @@ pub fn run(dir: &Path, arch: &Arch, json: bool) -> Result<ExitCode> {
     let vs = |v: f64, base: Option<f64>| {
         base.filter(|b| *b > 0.0).map_or("-".into(), |b| format!("{:+.1} %", 100.0 * (v / b - 1.0)))
     };
-    for r in &rows {
+    for r in rows {
         t.row(vec![
             r.policy.clone(),
             format!("{:.2}", r.tokens_per_step),
@@ -186,4 +191,85 @@ pub fn run(dir: &Path, arch: &Arch, json: bool) -> Result<ExitCode> {
     }
     print!("{}", t.render());
     Ok(ExitCode::SUCCESS)
+}
+
+fn write_files(out: &Path, r: &Report) -> Result<()> {
+    std::fs::create_dir_all(out)?;
+    std::fs::write(out.join("simulate_moe.json"), serde_json::to_string_pretty(r)? + "\n")?;
+    let mut csv = String::from(
+        "policy,tokens_per_step,generated,steps,step_cycles,prefill_cycles,latency_per_token_us,energy_per_token_uj,expert_bytes_per_token,down_utilization,buffer_hit_rate,arch,arch_hash\n",
+    );
+    for p in &r.policies {
+        csv.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            p.policy,
+            p.tokens_per_step,
+            p.generated,
+            p.steps,
+            p.step_cycles,
+            p.prefill_cycles,
+            p.latency_per_token_us,
+            p.energy_per_token_uj,
+            p.expert_bytes_per_token,
+            p.down_utilization,
+            p.buffer_hit_rate,
+            r.arch,
+            r.arch_hash
+        ));
+    }
+    std::fs::write(out.join("simulate_moe.csv"), csv)?;
+    plot_policies(&out.join("policies.svg"), r)
+}
+
+/// Latency and energy per generated token by policy, as bars relative to `naive` (or to the
+/// first policy when `naive` is not in the trace).
+fn plot_policies(path: &Path, r: &Report) -> Result<()> {
+    use plotters::prelude::*;
+    let rows = &r.policies;
+    let base = rows.iter().find(|p| p.policy == "naive").or(rows.first()).context("the trace has no policy")?;
+    let rel = |v: f64, b: f64| if b > 0.0 { v / b } else { 0.0 };
+    let bars: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|p| {
+            (
+                rel(p.latency_per_token_us, base.latency_per_token_us),
+                rel(p.energy_per_token_uj, base.energy_per_token_uj),
+            )
+        })
+        .collect();
+    let ymax = bars.iter().map(|b| b.0.max(b.1)).fold(1.0, f64::max) * 1.15;
+    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let names: Vec<String> = rows.iter().map(|p| p.policy.clone()).collect();
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("expert unit, {} ({}): per generated token, relative to {}", r.arch, r.model, base.policy),
+            ("sans-serif", 15),
+        )
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d(-0.5..(rows.len() as f64 - 0.5), 0.0..ymax)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(rows.len())
+        .x_label_formatter(&|x| names.get(x.round() as usize).cloned().unwrap_or_default())
+        .y_desc("relative to the base policy (mixture blocks only)")
+        .draw()?;
+    let series = [("latency / token", 0usize), ("energy / token", 1)];
+    for (name, k) in series {
+        let color = Palette99::pick(k).to_rgba();
+        let x = |i: usize| i as f64 - 0.35 + 0.35 * k as f64;
+        chart
+            .draw_series(bars.iter().enumerate().map(|(i, b)| {
+                let v = if k == 0 { b.0 } else { b.1 };
+                Rectangle::new([(x(i), 0.0), (x(i) + 0.33, v)], color.filled())
+            }))?
+            .label(name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+    }
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    root.present()?;
+    Ok(())
 }
