@@ -433,6 +433,33 @@ fn compile_and_eval_refuse_bad_arguments_clearly() {
     );
 }
 
+/// `simulate DIR` on a small hand-checked MoE trace (the fuzz seed): a row per policy, the tiny
+/// arch's limits applied, and the directory's contents checked first.
+#[test]
+fn a_moe_trace_directory_simulates_on_the_expert_unit_and_bad_ones_are_refused() {
+    let out = tempfile::tempdir().unwrap();
+    let d = out.path().join("moe");
+    std::fs::create_dir_all(&d).unwrap();
+    let seed = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/moe_trace/tiny.json")).unwrap();
+    std::fs::write(d.join(lacuna_spec::moe_trace::FILE), &seed).unwrap();
+    let dir = d.to_str().unwrap();
+    for arch in ["edge", "tiny"] {
+        let o = lacuna(&["simulate", dir, "--arch", arch, "--json"]);
+        assert!(o.status.success(), "{arch}: {}", stderr(&o));
+        let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let t = lacuna_spec::moe_trace::MoeTrace::read(&seed).unwrap();
+        assert_eq!(r["policies"].as_array().unwrap().len(), t.policies.len());
+        assert!(r["policies"][0]["latency_per_token_us"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    // A trace that does not read is refused with the file's name.
+    std::fs::write(d.join(lacuna_spec::moe_trace::FILE), &seed[..seed.len() / 2]).unwrap();
+    assert_clean_error(&lacuna(&["simulate", dir]), "moe_trace.json");
+    // A directory with a program too is ambiguous.
+    std::fs::write(d.join(lacuna_spec::moe_trace::FILE), &seed).unwrap();
+    std::fs::write(d.join("program.json"), "{}").unwrap();
+    assert_clean_error(&lacuna(&["simulate", dir]), "holds both a program");
+}
+
 /// `compile --moe` on the real model (small calibration): the MoE trace of two policies, read
 /// back by the spec's checked reader, its steps the tokens generated.
 #[test]
