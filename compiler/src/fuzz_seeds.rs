@@ -56,11 +56,12 @@ const SHARD_INDEX: &str = r#"{"metadata": {"total_size": 64}, "weight_map": {"mo
 
 #[test]
 fn the_committed_fuzz_seeds_are_accepted_by_their_readers() {
-    let seeds: [(&str, &str, Vec<u8>); 4] = [
+    let seeds: [(&str, &str, Vec<u8>); 5] = [
         ("trace", "tiny.lctr", write_trace(&tiny_trace())),
         ("program", "tiny.bin", program_seed()),
         ("shard_index", "two_shards.json", SHARD_INDEX.as_bytes().to_vec()),
         ("moe_trace", "tiny.json", moe_trace_seed()),
+        ("a8w4_channel", "tiny.bin", a8w4_channel_seed()),
     ];
     for (target, name, bytes) in &seeds {
         let path = corpus(target, name);
@@ -74,6 +75,10 @@ fn the_committed_fuzz_seeds_are_accepted_by_their_readers() {
         match *target {
             "trace" => drop(read_trace(&committed).unwrap()),
             "moe_trace" => drop(lacuna_spec::moe_trace::MoeTrace::read(&committed).unwrap()),
+            "a8w4_channel" => {
+                let hidden = u16::from_le_bytes([committed[0], committed[1]]) as usize;
+                drop(lacuna_spec::a8w4::ExpertChannel::from_bytes(&committed[2..], hidden).unwrap());
+            }
             "program" => {
                 let n = u32::from_le_bytes(committed[..4].try_into().unwrap()) as usize;
                 let p: Program = serde_json::from_slice(&committed[4..4 + n]).unwrap();
@@ -82,6 +87,18 @@ fn the_committed_fuzz_seeds_are_accepted_by_their_readers() {
             _ => drop(parse_shard_index(&committed, Path::new("index.json")).unwrap()),
         }
     }
+}
+
+/// One A8W4 channel record of 70 values (three groups, the last one partial), after its hidden
+/// size (u16 LE).
+fn a8w4_channel_seed() -> Vec<u8> {
+    let row: Vec<f32> = (0..70).map(|i| ((i * 37 % 23) as f32 - 11.0) / 7.0).collect();
+    let up: Vec<f32> = row.iter().map(|v| -v * 0.5).collect();
+    let ch = lacuna_spec::a8w4::ExpertChannel::quantize(&row, &up, &row[..].iter().rev().copied().collect::<Vec<_>>())
+        .unwrap();
+    let mut out = 70u16.to_le_bytes().to_vec();
+    out.extend(ch.to_bytes());
+    out
 }
 
 /// Every policy's passes on the tiny mixture (2 blocks of 4x2 experts), 2 tokens from a
