@@ -16,8 +16,12 @@
 //! [`core::decode_path::DecodePath`]; [`core::route::Route`] and the accumulator lanes
 //! [`core::accumulator::AccLane`] (registers in [`core::reg_file::RegFile`]), wired as
 //! [`core::backend::Backend`]; [`core::drain::Drain`]. In [`memory`], the port
-//! [`memory::mem_port::MemPort`]. Shared by every unit: the arithmetic, [`fp16_mul::Fp16Mul`]
-//! (exact FP16 x FP16 -> FP32) and [`fp32_add::Fp32Add`] (FP32 add, round to nearest even); the
+//! [`memory::mem_port::MemPort`]. In [`expert_unit`] (the EdgeXpert unit, begun): the dot
+//! engine's group unit [`expert_unit::dot_engine::group_dot::GroupDot`] and its dequantisation
+//! [`expert_unit::dot_engine::group_scale::GroupScale`]; the down engine's lane product
+//! [`expert_unit::down_engine::down_product::DownProduct`]. Shared by every unit: the arithmetic, [`fp16_mul::Fp16Mul`]
+//! (exact FP16 x FP16 -> FP32), [`fp32_add::Fp32Add`] (FP32 add, round to nearest even) and
+//! [`fp32_mul::Fp32Mul`] (FP32 multiply, round to nearest even: the expert unit's lanes); the
 //! state element [`reg::Reg`], the ring pointers of every queue [`ring::Ring`], and the helpers
 //! [`widen`], [`wiring`].
 //!
@@ -28,8 +32,10 @@
 
 pub mod core;
 pub mod emit;
+pub mod expert_unit;
 pub mod fp16_mul;
 pub mod fp32_add;
+pub mod fp32_mul;
 pub mod memory;
 pub mod reg;
 pub mod ring;
@@ -40,6 +46,8 @@ pub mod widen;
 pub mod wiring;
 
 pub use emit::{emit, Direction, EmitError, Module, Port, PortDoc};
+use expert_unit::dot_engine::{group_dot, group_scale};
+use expert_unit::down_engine::down_product;
 
 /// Every block that can be emitted as a top module on its own for `arch`, in dependency order
 /// (the datapath units do not depend on the arch).
@@ -60,6 +68,10 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
         emit(&name("acc_lane"), core::accumulator::AccLane::from_arch(arch), core::accumulator::LANE_PORTS)?,
         emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
         emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,
+        emit("lacuna_fp32_mul", fp32_mul::Fp32Mul::default(), fp32_mul::PORTS)?,
+        emit("lacuna_group_dot", group_dot::GroupDot::default(), group_dot::PORTS)?,
+        emit("lacuna_group_scale", group_scale::GroupScale::default(), group_scale::PORTS)?,
+        emit("lacuna_down_product", down_product::DownProduct::default(), down_product::PORTS)?,
     ])
 }
 

@@ -190,3 +190,63 @@ fn mismatched_operand_lengths_are_an_error() {
     let err = verilated::fp32_add(&[1, 2], &[3]).unwrap_err();
     assert!(err.to_string().contains("differ in length"), "{err}");
 }
+
+/// `fp32_mul` (the generic Verilated model, one evaluation a pair) against Rust's `f32` product.
+fn check_mul32(pairs: impl Iterator<Item = (u32, u32)>) -> usize {
+    let mut rtl =
+        lacuna_testbench::model::Verilated::new("lacuna_fp32_mul").expect("this test needs the RTL built (Verilator)");
+    let p = |n: &str| rtl.port(n).unwrap();
+    let (pa, pb, product, invalid) = (p("a"), p("b"), p("product"), p("invalid"));
+    let mut n = 0;
+    for (a, b) in pairs {
+        rtl.set(pa, a as u64);
+        rtl.set(pb, b as u64);
+        rtl.eval();
+        let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+        let finite = x.is_finite() && y.is_finite();
+        assert_eq!(rtl.get(invalid) != 0, !finite, "fp32_mul invalid for {a:#010x} * {b:#010x}");
+        if finite {
+            let (got, want) = (rtl.get(product) as u32, (x * y).to_bits());
+            assert_eq!(got, want, "fp32_mul {a:#010x} * {b:#010x} ({x:e} * {y:e}): rtl {got:#010x}, f32 {want:#010x}");
+        }
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn fp32_edge_cases_pairwise_multiply_as_f32_does() {
+    let edges = fp32_edges();
+    let n = edges.len();
+    assert_eq!(check_mul32(edges.iter().flat_map(|&x| edges.iter().map(move |&y| (x, y)))), n * n);
+}
+
+#[test]
+fn four_million_random_fp32_bit_patterns_multiply_as_f32_does() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x6d756c3332);
+    let pairs: Vec<(u32, u32)> = (0..4_000_000).map(|_| (rng.random(), rng.random())).collect();
+    assert_eq!(check_mul32(pairs.into_iter()), 4_000_000);
+}
+
+#[test]
+fn products_at_the_ends_of_the_range_round_into_subnormals_and_overflow_as_f32_does() {
+    // Exponent fields summing near 127 - 24 .. 127 (results at and below the smallest normal,
+    // ties to the smallest subnormals), near 127 + 254 (overflow, and rounding up into Inf), and
+    // subnormal operands times large ones (the normalizer's 24-bit and partial shifts).
+    let mut rng = ChaCha8Rng::seed_from_u64(0x65646765);
+    let field = |rng: &mut ChaCha8Rng, e: i32| {
+        let frac = if rng.random_bool(0.2) { 0 } else { rng.random::<u32>() & 0x7f_ffff };
+        (rng.random::<u32>() & 0x8000_0000) | (e.clamp(0, 254) as u32) << 23 | frac
+    };
+    let mut pairs = Vec::new();
+    for _ in 0..1_000_000 {
+        let ea: i32 = rng.random_range(0..=254);
+        let low = rng.random_range(100..=128) - ea;
+        let high = rng.random_range(378..=384) - ea;
+        pairs.push((field(&mut rng, ea), field(&mut rng, low)));
+        pairs.push((field(&mut rng, ea), field(&mut rng, high)));
+        let large = rng.random_range(100..=254);
+        pairs.push((rng.random::<u32>() & 0x807f_ffff, field(&mut rng, large)));
+    }
+    assert_eq!(check_mul32(pairs.into_iter()), 3_000_000);
+}

@@ -1,0 +1,8 @@
+//! `dot_engine`: the gate and up projections on `dot_units` INT8 x INT4 group units
+//! (`lacuna_model::expert_unit::dot_engine`). Each unit is a [`group_dot::GroupDot`] (the exact
+//! INT32 sum of a group's 32 products, two pipeline stages) followed by a
+//! [`group_scale::GroupScale`] (the sum times the group's FP16 scale, rounded once to FP32):
+//! rule 1 of `lacuna_spec::a8w4` up to the row's FP32 accumulation.
+
+pub mod group_dot;
+pub mod group_scale;
