@@ -19,7 +19,9 @@
 //! [`memory::mem_port::MemPort`]. In [`expert_unit`] (the EdgeXpert unit, begun): the dot
 //! engine's group unit [`expert_unit::dot_engine::group_dot::GroupDot`] and its dequantisation
 //! [`expert_unit::dot_engine::group_scale::GroupScale`]; the down engine's lane product
-//! [`expert_unit::down_engine::down_product::DownProduct`]. Shared by every unit: the arithmetic, [`fp16_mul::Fp16Mul`]
+//! [`expert_unit::down_engine::down_product::DownProduct`]; a SwiGLU lane
+//! [`expert_unit::swiglu::lane::SwigluLane`] and its down operand
+//! [`expert_unit::swiglu::down_operand::DownOperand`]. Shared by every unit: the arithmetic, [`fp16_mul::Fp16Mul`]
 //! (exact FP16 x FP16 -> FP32), [`fp32_add::Fp32Add`] (FP32 add, round to nearest even) and
 //! [`fp32_mul::Fp32Mul`] (FP32 multiply, round to nearest even: the expert unit's lanes); the
 //! state element [`reg::Reg`], the ring pointers of every queue [`ring::Ring`], and the helpers
@@ -48,6 +50,7 @@ pub mod wiring;
 pub use emit::{emit, Direction, EmitError, Module, Port, PortDoc};
 use expert_unit::dot_engine::{group_dot, group_scale};
 use expert_unit::down_engine::down_product;
+use expert_unit::swiglu::{self, down_operand};
 
 /// Every block that can be emitted as a top module on its own for `arch`, in dependency order
 /// (the datapath units do not depend on the arch).
@@ -72,6 +75,8 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
         emit("lacuna_group_dot", group_dot::GroupDot::default(), group_dot::PORTS)?,
         emit("lacuna_group_scale", group_scale::GroupScale::default(), group_scale::PORTS)?,
         emit("lacuna_down_product", down_product::DownProduct::default(), down_product::PORTS)?,
+        emit("lacuna_down_operand", down_operand::DownOperand::default(), down_operand::PORTS)?,
+        emit("lacuna_swiglu_lane", swiglu::lane::SwigluLane::default(), swiglu::lane::PORTS)?,
     ])
 }
 
