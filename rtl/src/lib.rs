@@ -18,7 +18,8 @@
 //! [`core::backend::Backend`]; [`core::drain::Drain`]. In [`memory`], the port
 //! [`memory::mem_port::MemPort`]. In [`expert_unit`] (the EdgeXpert unit, begun): the dot
 //! engine's group unit [`expert_unit::dot_engine::group_dot::GroupDot`] and its dequantisation
-//! [`expert_unit::dot_engine::group_scale::GroupScale`]; the down engine's lane product
+//! [`expert_unit::dot_engine::group_scale::GroupScale`], composed with the row's accumulation
+//! as [`expert_unit::dot_engine::dot_unit::DotUnit`]; the down engine's lane product
 //! [`expert_unit::down_engine::down_product::DownProduct`]; a SwiGLU lane
 //! [`expert_unit::swiglu::lane::SwigluLane`] and its down operand
 //! [`expert_unit::swiglu::down_operand::DownOperand`]. Shared by every unit: the arithmetic, [`fp16_mul::Fp16Mul`]
@@ -48,7 +49,7 @@ pub mod widen;
 pub mod wiring;
 
 pub use emit::{emit, Direction, EmitError, Module, Port, PortDoc};
-use expert_unit::dot_engine::{group_dot, group_scale};
+use expert_unit::dot_engine::{dot_unit, group_dot, group_scale};
 use expert_unit::down_engine::down_product;
 use expert_unit::swiglu::{self, down_operand};
 
@@ -74,6 +75,7 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
         emit("lacuna_fp32_mul", fp32_mul::Fp32Mul::default(), fp32_mul::PORTS)?,
         emit("lacuna_group_dot", group_dot::GroupDot::default(), group_dot::PORTS)?,
         emit("lacuna_group_scale", group_scale::GroupScale::default(), group_scale::PORTS)?,
+        emit("lacuna_dot_unit", dot_unit::DotUnit::default(), dot_unit::PORTS)?,
         emit("lacuna_down_product", down_product::DownProduct::default(), down_product::PORTS)?,
         emit("lacuna_down_operand", down_operand::DownOperand::default(), down_operand::PORTS)?,
         emit("lacuna_swiglu_lane", swiglu::lane::SwigluLane::default(), swiglu::lane::PORTS)?,

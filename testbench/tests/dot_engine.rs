@@ -244,3 +244,131 @@ fn gate_and_up_rows_of_real_model_widths_through_both_blocks_equal_the_specs_row
         }
     }
 }
+
+/// A row as `dot_unit` takes it: its groups, their scales (FP16 bits), the token's scale, and
+/// the expected value (`None`: `invalid` expected).
+struct Row {
+    groups: Vec<Group>,
+    scales: Vec<u16>,
+    token_scale: f32,
+    want: Option<u32>,
+}
+
+impl Row {
+    /// A quantized row and token, with the spec's `row_dot` as the expected value.
+    fn quantized(x: &Int8Vector, w: &Int4Vector) -> Row {
+        let n = groups(w.len());
+        let mut padded = x.values.clone();
+        padded.resize(n * GROUP, 0);
+        let mut packed = w.packed().to_vec();
+        packed.resize(n * GROUP / 2, 0);
+        Row {
+            groups: (0..n)
+                .map(|g| Group {
+                    x: padded[g * GROUP..(g + 1) * GROUP].try_into().unwrap(),
+                    packed: packed[g * GROUP / 2..(g + 1) * GROUP / 2].try_into().unwrap(),
+                })
+                .collect(),
+            scales: (0..n).map(|g| w.scale(g).to_bits()).collect(),
+            token_scale: x.scale,
+            want: Some(row_dot(x, w).to_bits()),
+        }
+    }
+}
+
+/// Streams `rows` through `lacuna_dot_unit`, an idle cycle before a group with probability
+/// `gap`; checks every cycle that each row's value comes out exactly `LATENCY` cycles after its
+/// last group went in, equal to the expected bits (or flagged), and nothing else comes out.
+fn stream_rows(rows: &[Row], gap: f64, rng: &mut ChaCha8Rng) {
+    use lacuna_rtl::expert_unit::dot_engine::dot_unit::LATENCY as ROW_LATENCY;
+    let mut rtl = Verilated::new("lacuna_dot_unit").expect("this test needs the RTL built (Verilator)");
+    let p = |n: &str| rtl.port(n).unwrap();
+    let (reset, in_valid, first, last, scale, token) =
+        (p("reset"), p("in_valid"), p("first"), p("last"), p("scale"), p("token_scale"));
+    let x: Vec<PortId> = (0..WORDS).map(|k| p(&format!("x_{k}"))).collect();
+    let w: Vec<PortId> = (0..WORDS).map(|k| p(&format!("w_{k}"))).collect();
+    let (out_valid, value, invalid) = (p("out_valid"), p("value"), p("invalid"));
+    // The cycles: (row, group) presented, or idle.
+    let mut schedule: Vec<Option<(usize, usize)>> = Vec::new();
+    for (r, row) in rows.iter().enumerate() {
+        for g in 0..row.groups.len() {
+            while rng.random_bool(gap) {
+                schedule.push(None);
+            }
+            schedule.push(Some((r, g)));
+        }
+    }
+    schedule.extend(std::iter::repeat_n(None, ROW_LATENCY as usize + 1));
+    let mut due: VecDeque<(usize, usize)> = VecDeque::new(); // (cycle, row)
+    rtl.set(reset, 1);
+    rtl.cycle();
+    rtl.set(reset, 0);
+    let mut done = 0;
+    for (cycle, slot) in schedule.iter().enumerate() {
+        let data = slot.map(|(r, g)| rows[r].groups[g].clone()).unwrap_or_else(|| Group::random(rng));
+        rtl.set(in_valid, slot.is_some() as u64);
+        if let Some((r, g)) = *slot {
+            rtl.set(first, (g == 0) as u64);
+            rtl.set(last, (g + 1 == rows[r].groups.len()) as u64);
+            rtl.set(scale, rows[r].scales[g] as u64);
+            rtl.set(token, rows[r].token_scale.to_bits() as u64);
+            if g + 1 == rows[r].groups.len() {
+                due.push_back((cycle + ROW_LATENCY as usize, r));
+            }
+        } else {
+            // Idle cycles carry random flags and scales: the unit must ignore them.
+            rtl.set(first, rng.random_range(0..2));
+            rtl.set(last, rng.random_range(0..2));
+            rtl.set(scale, rng.random::<u16>() as u64);
+            rtl.set(token, rng.random::<u32>() as u64);
+        }
+        for k in 0..WORDS {
+            rtl.set(x[k], u32::from_le_bytes(std::array::from_fn(|b| data.x[4 * k + b] as u8)) as u64);
+            rtl.set(w[k], u16::from_le_bytes([data.packed[2 * k], data.packed[2 * k + 1]]) as u64);
+        }
+        rtl.cycle();
+        let expected = due.front().filter(|(at, _)| *at == cycle).map(|&(_, r)| r);
+        assert_eq!(rtl.get(out_valid) != 0, expected.is_some(), "cycle {cycle}: out_valid, expected row {expected:?}");
+        if let Some(r) = expected {
+            due.pop_front();
+            match rows[r].want {
+                Some(bits) => {
+                    assert_eq!(rtl.get(invalid), 0, "row {r}: invalid");
+                    let got = rtl.get(value) as u32;
+                    assert_eq!(got, bits, "row {r}: rtl {}, spec {}", f32::from_bits(got), f32::from_bits(bits));
+                }
+                None => assert_eq!(rtl.get(invalid), 1, "row {r}: a non-finite scale must be flagged"),
+            }
+            done += 1;
+        }
+    }
+    assert_eq!(done, rows.len());
+}
+
+#[test]
+fn a_dot_unit_gives_each_rows_row_dot_four_cycles_after_its_last_group_back_to_back_and_with_gaps() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x756e6974);
+    let draw = |rng: &mut ChaCha8Rng| {
+        let v: f32 = rng.random_range(-1.0..1.0);
+        v * v * v * 2f32.powi(rng.random_range(-6..3))
+    };
+    let mut rows = Vec::new();
+    // Rows of real models' hidden sizes, a short last group, one-group rows (first = last).
+    for hidden in [576usize, 40, 32, 20, 1536] {
+        for _ in 0..6 {
+            let w: Vec<f32> = (0..hidden).map(|_| draw(&mut rng)).collect();
+            let x: Vec<f32> = (0..hidden).map(|_| draw(&mut rng) * 8.0).collect();
+            rows.push(Row::quantized(&Int8Vector::quantize(&x).unwrap(), &Int4Vector::quantize(&w).unwrap()));
+        }
+    }
+    // A zero token (scale 0) and a NaN group scale in the middle of a row (flagged).
+    rows.push(Row::quantized(&Int8Vector::quantize(&[0.0; 64]).unwrap(), &Int4Vector::quantize(&[0.5; 64]).unwrap()));
+    let mut bad =
+        Row::quantized(&Int8Vector::quantize(&[1.0; 96]).unwrap(), &Int4Vector::quantize(&[0.25; 96]).unwrap());
+    bad.scales[1] = 0x7e00;
+    bad.want = None;
+    rows.push(bad);
+    rows.push(Row::quantized(&Int8Vector::quantize(&[-2.0; 64]).unwrap(), &Int4Vector::quantize(&[0.5; 64]).unwrap()));
+    stream_rows(&rows, 0.0, &mut rng);
+    stream_rows(&rows, 0.3, &mut rng);
+}

@@ -250,3 +250,27 @@ fn products_at_the_ends_of_the_range_round_into_subnormals_and_overflow_as_f32_d
     }
     assert_eq!(check_mul32(pairs.into_iter()), 3_000_000);
 }
+
+#[test]
+fn exact_half_ulp_ties_of_normal_products_round_to_even_as_f32_does() {
+    // (1 + i 2^-12)(1 + j 2^-12) = 1 + (i + j) 2^-12 + i j 2^-24: for odd i j the last term is
+    // exactly half an ulp of the result (which lies in [1, 1.13)), a tie whose kept LSB is odd
+    // or even by i + j; the same at other exponents and signs.
+    let mut pairs = Vec::new();
+    for i in 1..=255u32 {
+        for j in 1..=255u32 {
+            let (a, b) = (0x3f80_0000 | i << 11, 0x3f80_0000 | j << 11);
+            pairs.push((a, b));
+            // Negative, exponents 2^5 and 2^-9: the same ties in another binade.
+            pairs.push(((a & 0x007f_ffff) | 0x8000_0000 | 132 << 23, (b & 0x007f_ffff) | 118 << 23));
+        }
+    }
+    let ties = pairs.iter().filter(|&&(a, b)| {
+        let exact = f32::from_bits(a) as f64 * f32::from_bits(b) as f64;
+        let rounded = (f32::from_bits(a) * f32::from_bits(b)) as f64;
+        let ulp = (f32::from_bits((rounded as f32).to_bits() + 1) as f64 - rounded).abs();
+        ((exact - rounded).abs() * 2.0 - ulp).abs() < ulp * 1e-9
+    });
+    assert!(ties.count() > 10_000, "the pairs must include many exact ties");
+    assert_eq!(check_mul32(pairs.into_iter()), 2 * 255 * 255);
+}

@@ -162,6 +162,18 @@ fn a_swiglu_lane_matches_the_model_on_every_segment_its_ends_and_random_values_w
     for g in [-16.0f32, -16.000002, -15.999999, 15.999999, 16.0, 16.000002, -1e30, 1e30, 0.0, -0.0, 1e-40, -1e-40] {
         elements.push(Some((g, 1.5, 0.25)));
     }
+    // h beyond FP16 (saturating a) and beyond FP32 (h = +-Inf: a saturates as the spec's);
+    // zero and negative gate weights.
+    for (g, u, w) in [
+        (10.0f32, 1e6f32, 0.5f32),
+        (10.0, -1e38, 0.5),
+        (3.0e30, 3.0e30, 0.25),
+        (2.0, 3.0, 0.0),
+        (2.0, 3.0, -0.0),
+        (-3.0, 2.0, -0.7),
+    ] {
+        elements.push(Some((g, u, w)));
+    }
     // Random values in and around the table, over several binades, with idle cycles between.
     for _ in 0..30_000 {
         let e = rng.random_bool(0.85).then(|| {

@@ -14,7 +14,7 @@
 //! (`out_valid`, `sum`), one group a cycle, in order. Lane `i` of the group is the INT8 in bits
 //! `8(i mod 4) ..` of `x[i / 4]` and the INT4 in bits `4(i mod 4) ..` of `w[i / 4]`: the
 //! activation buffer's bytes and the channel record's packed nibbles (two a byte, the low nibble
-//! first, little-endian), so a record's bytes feed the unit unchanged. `sum` is
+//! first, little-endian), so a record's packed bytes feed the unit unchanged. `sum` is
 //! `sum_i x_i * w_i` for activations in `-127..=127` (the quantizer's range,
 //! `lacuna_spec::a8w4::INT8_MAX`): at most `32 x 127 x 8 = 32,512` in magnitude, so the sum is
 //! exact in 16 bits, the same value an INT32 accumulator holds (`group_dot`'s `i32`), and the
