@@ -14,11 +14,13 @@
 //! or NaN operands `invalid` is raised and `product` is unspecified: the compiler never encodes
 //! non-finite values, so the core reports them instead of computing with them.
 //!
-//! How: significand product on rust-hdl's 16 x 16 multiplier, then a five-stage leading-zero
-//! normalizer (shift by 16, 8, 4, 2, 1) that also takes the shifts off the exponent. The
+//! How: significand product on rust-hdl's 16 x 16 multiplier, then the five-stage leading-zero
+//! normalizer [`crate::normalize::Normalize`] (shift by 16, 8, 4, 2, 1), which also takes the
+//! shifts off the exponent. The
 //! arithmetic is 32 bits wide throughout and every constant a width-typed `Constant`, so that the
 //! Verilog is lint-clean (see `crate::widen` for how the 16-bit operands reach 32 bits).
 
+use crate::normalize::Normalize;
 use crate::widen::Widen16;
 use rust_hdl::prelude::*;
 
@@ -43,9 +45,10 @@ pub struct Fp16Mul {
     pub invalid: Signal<Out, Bit>,
     widen_a: Widen16,
     widen_b: Widen16,
+    norm: Normalize,
     // Significands with the hidden bit, effective exponents (field, or 1 for a subnormal), the
     // 22-bit significand product; the normalizer: w0 holds the product at bits 31..10 and w5 has
-    // its leading one at bit 31, e0..e5 the exponent field as the shifts come off.
+    // its leading one at bit 31, e0 and e5 the exponent field before and after the shifts.
     a32: Signal<Local, Bits<32>>,
     b32: Signal<Local, Bits<32>>,
     expf_a: Signal<Local, Bits<32>>,
@@ -58,16 +61,8 @@ pub struct Fp16Mul {
     exp_b: Signal<Local, Bits<32>>,
     sig_product: Signal<Local, Bits<32>>,
     w0: Signal<Local, Bits<32>>,
-    w1: Signal<Local, Bits<32>>,
-    w2: Signal<Local, Bits<32>>,
-    w3: Signal<Local, Bits<32>>,
-    w4: Signal<Local, Bits<32>>,
     w5: Signal<Local, Bits<32>>,
     e0: Signal<Local, Bits<32>>,
-    e1: Signal<Local, Bits<32>>,
-    e2: Signal<Local, Bits<32>>,
-    e3: Signal<Local, Bits<32>>,
-    e4: Signal<Local, Bits<32>>,
     e5: Signal<Local, Bits<32>>,
     magnitude: Signal<Local, Bits<32>>,
     sign_a: Signal<Local, Bits<32>>,
@@ -79,19 +74,10 @@ pub struct Fp16Mul {
     bias: Constant<Bits<32>>,
     frac23: Constant<Bits<32>>,
     sign_bit: Constant<Bits<32>>,
-    k1: Constant<Bits<32>>,
-    k2: Constant<Bits<32>>,
-    k4: Constant<Bits<32>>,
     k8: Constant<Bits<32>>,
     k10: Constant<Bits<32>>,
     k15: Constant<Bits<32>>,
-    k16: Constant<Bits<32>>,
     k23: Constant<Bits<32>>,
-    top16: Constant<Bits<32>>,
-    top8: Constant<Bits<32>>,
-    top4: Constant<Bits<32>>,
-    top2: Constant<Bits<32>>,
-    top1: Constant<Bits<32>>,
 }
 
 impl Default for Fp16Mul {
@@ -103,6 +89,7 @@ impl Default for Fp16Mul {
             invalid: Default::default(),
             widen_a: Default::default(),
             widen_b: Default::default(),
+            norm: Default::default(),
             a32: Default::default(),
             b32: Default::default(),
             expf_a: Default::default(),
@@ -115,16 +102,8 @@ impl Default for Fp16Mul {
             exp_b: Default::default(),
             sig_product: Default::default(),
             w0: Default::default(),
-            w1: Default::default(),
-            w2: Default::default(),
-            w3: Default::default(),
-            w4: Default::default(),
             w5: Default::default(),
             e0: Default::default(),
-            e1: Default::default(),
-            e2: Default::default(),
-            e3: Default::default(),
-            e4: Default::default(),
             e5: Default::default(),
             magnitude: Default::default(),
             sign_a: Default::default(),
@@ -136,19 +115,10 @@ impl Default for Fp16Mul {
             bias: Constant::new((98u64 as LiteralType).into()),
             frac23: Constant::new((8388607u64 as LiteralType).into()),
             sign_bit: Constant::new((2147483648u64 as LiteralType).into()),
-            k1: Constant::new((1u64 as LiteralType).into()),
-            k2: Constant::new((2u64 as LiteralType).into()),
-            k4: Constant::new((4u64 as LiteralType).into()),
             k8: Constant::new((8u64 as LiteralType).into()),
             k10: Constant::new((10u64 as LiteralType).into()),
             k15: Constant::new((15u64 as LiteralType).into()),
-            k16: Constant::new((16u64 as LiteralType).into()),
             k23: Constant::new((23u64 as LiteralType).into()),
-            top16: Constant::new((4294901760u64 as LiteralType).into()),
-            top8: Constant::new((4278190080u64 as LiteralType).into()),
-            top4: Constant::new((4026531840u64 as LiteralType).into()),
-            top2: Constant::new((3221225472u64 as LiteralType).into()),
-            top1: Constant::new((2147483648u64 as LiteralType).into()),
         }
     }
 }
@@ -185,36 +155,10 @@ impl Logic for Fp16Mul {
         // 10-bit fractions) + 127 = ea + eb + 98, less the normalizing shifts.
         self.w0.next = self.sig_product.val() << self.k10.val();
         self.e0.next = self.exp_a.val() + self.exp_b.val() + self.bias.val();
-        self.w1.next = self.w0.val();
-        self.e1.next = self.e0.val();
-        if (self.w0.val() & self.top16.val()) == self.zero.val() {
-            self.w1.next = self.w0.val() << self.k16.val();
-            self.e1.next = self.e0.val() - self.k16.val();
-        }
-        self.w2.next = self.w1.val();
-        self.e2.next = self.e1.val();
-        if (self.w1.val() & self.top8.val()) == self.zero.val() {
-            self.w2.next = self.w1.val() << self.k8.val();
-            self.e2.next = self.e1.val() - self.k8.val();
-        }
-        self.w3.next = self.w2.val();
-        self.e3.next = self.e2.val();
-        if (self.w2.val() & self.top4.val()) == self.zero.val() {
-            self.w3.next = self.w2.val() << self.k4.val();
-            self.e3.next = self.e2.val() - self.k4.val();
-        }
-        self.w4.next = self.w3.val();
-        self.e4.next = self.e3.val();
-        if (self.w3.val() & self.top2.val()) == self.zero.val() {
-            self.w4.next = self.w3.val() << self.k2.val();
-            self.e4.next = self.e3.val() - self.k2.val();
-        }
-        self.w5.next = self.w4.val();
-        self.e5.next = self.e4.val();
-        if (self.w4.val() & self.top1.val()) == self.zero.val() {
-            self.w5.next = self.w4.val() << self.k1.val();
-            self.e5.next = self.e4.val() - self.k1.val();
-        }
+        self.norm.w.next = self.w0.val();
+        self.norm.e.next = self.e0.val();
+        self.w5.next = self.norm.w_out.val();
+        self.e5.next = self.norm.e_out.val();
         // exponent field | the 23 bits below the leading one; zero stays zero; then the sign.
         self.magnitude.next =
             (self.e5.val() << self.k23.val()) | ((self.w5.val() >> self.k8.val()) & self.frac23.val());

@@ -26,7 +26,7 @@
 //! (exact FP16 x FP16 -> FP32), [`fp32_add::Fp32Add`] (FP32 add, round to nearest even) and
 //! [`fp32_mul::Fp32Mul`] (FP32 multiply, round to nearest even: the expert unit's lanes); the
 //! state element [`reg::Reg`], the ring pointers of every queue [`ring::Ring`], and the helpers
-//! [`widen`], [`wiring`].
+//! [`widen`], [`wiring`]; the FP units' leading-zero normalizer [`normalize::Normalize`].
 //!
 //! Why rust-hdl (0.46, crates.io): it is the Rust HDL the design card names, it builds on current
 //! Rust and emits synthesizable Verilog-2001. Its limits (16 x 16 multipliers only, 32-bit
@@ -40,6 +40,7 @@ pub mod fp16_mul;
 pub mod fp32_add;
 pub mod fp32_mul;
 pub mod memory;
+pub mod normalize;
 pub mod reg;
 pub mod ring;
 pub mod split_always;

@@ -18,11 +18,12 @@
 //! reader refuses such records: `lacuna_spec::a8w4::Int4Vector::read`).
 //!
 //! How: the magnitude of the sum times the scale's significand on rust-hdl's 16 x 16
-//! multiplier, the leading-zero normalizer of [`crate::fp16_mul`] (shifts by 16, 8, 4, 2, 1),
+//! multiplier, the leading-zero normalizer shared with [`crate::fp16_mul`] ([`crate::normalize`]),
 //! then round to nearest even from the guard bit and the sticky bits below it, by adding the
 //! round bit to the packed exponent and fraction (a carry out of the fraction steps the
 //! exponent, as it should).
 
+use crate::normalize::Normalize;
 use crate::widen::Widen16;
 use crate::wiring::constant;
 use rust_hdl::prelude::*;
@@ -47,6 +48,7 @@ pub struct GroupScale {
     /// The scale is Inf or NaN.
     pub invalid: Signal<Out, Bit>,
     widen: Widen16,
+    norm: Normalize,
     s32: Signal<Local, Bits<32>>,
     negative: Signal<Local, Bit>,
     magnitude: Signal<Local, Bits<16>>,
@@ -54,16 +56,8 @@ pub struct GroupScale {
     exp: Signal<Local, Bits<32>>,
     sig: Signal<Local, Bits<16>>,
     exact: Signal<Local, Bits<32>>,
-    w1: Signal<Local, Bits<32>>,
-    w2: Signal<Local, Bits<32>>,
-    w3: Signal<Local, Bits<32>>,
-    w4: Signal<Local, Bits<32>>,
     w5: Signal<Local, Bits<32>>,
     e0: Signal<Local, Bits<32>>,
-    e1: Signal<Local, Bits<32>>,
-    e2: Signal<Local, Bits<32>>,
-    e3: Signal<Local, Bits<32>>,
-    e4: Signal<Local, Bits<32>>,
     e5: Signal<Local, Bits<32>>,
     word: Signal<Local, Bits<32>>,
     round_up: Signal<Local, Bit>,
@@ -78,20 +72,11 @@ pub struct GroupScale {
     frac23: Constant<Bits<32>>,
     sticky_bits: Constant<Bits<32>>,
     sign_bit: Constant<Bits<32>>,
-    k1: Constant<Bits<32>>,
-    k2: Constant<Bits<32>>,
-    k4: Constant<Bits<32>>,
     k7: Constant<Bits<32>>,
     k8: Constant<Bits<32>>,
     k10: Constant<Bits<32>>,
     k15: Constant<Bits<32>>,
-    k16: Constant<Bits<32>>,
     k23: Constant<Bits<32>>,
-    top16: Constant<Bits<32>>,
-    top8: Constant<Bits<32>>,
-    top4: Constant<Bits<32>>,
-    top2: Constant<Bits<32>>,
-    top1: Constant<Bits<32>>,
 }
 
 impl Default for GroupScale {
@@ -102,6 +87,7 @@ impl Default for GroupScale {
             product: Default::default(),
             invalid: Default::default(),
             widen: Default::default(),
+            norm: Default::default(),
             s32: Default::default(),
             negative: Default::default(),
             magnitude: Default::default(),
@@ -109,16 +95,8 @@ impl Default for GroupScale {
             exp: Default::default(),
             sig: Default::default(),
             exact: Default::default(),
-            w1: Default::default(),
-            w2: Default::default(),
-            w3: Default::default(),
-            w4: Default::default(),
             w5: Default::default(),
             e0: Default::default(),
-            e1: Default::default(),
-            e2: Default::default(),
-            e3: Default::default(),
-            e4: Default::default(),
             e5: Default::default(),
             word: Default::default(),
             round_up: Default::default(),
@@ -134,20 +112,11 @@ impl Default for GroupScale {
             frac23: constant(0x7f_ffff),
             sticky_bits: constant(0x7f),
             sign_bit: constant(0x8000_0000),
-            k1: constant(1),
-            k2: constant(2),
-            k4: constant(4),
             k7: constant(7),
             k8: constant(8),
             k10: constant(10),
             k15: constant(15),
-            k16: constant(16),
             k23: constant(23),
-            top16: constant(0xffff_0000),
-            top8: constant(0xff00_0000),
-            top4: constant(0xf000_0000),
-            top2: constant(0xc000_0000),
-            top1: constant(0x8000_0000),
         }
     }
 }
@@ -178,36 +147,10 @@ impl Logic for GroupScale {
         // so the field is e + 133 less the shifts.
         self.exact.next = self.magnitude.val() * self.sig.val();
         self.e0.next = self.exp.val() + self.bias.val();
-        self.w1.next = self.exact.val();
-        self.e1.next = self.e0.val();
-        if (self.exact.val() & self.top16.val()) == self.zero.val() {
-            self.w1.next = self.exact.val() << self.k16.val();
-            self.e1.next = self.e0.val() - self.k16.val();
-        }
-        self.w2.next = self.w1.val();
-        self.e2.next = self.e1.val();
-        if (self.w1.val() & self.top8.val()) == self.zero.val() {
-            self.w2.next = self.w1.val() << self.k8.val();
-            self.e2.next = self.e1.val() - self.k8.val();
-        }
-        self.w3.next = self.w2.val();
-        self.e3.next = self.e2.val();
-        if (self.w2.val() & self.top4.val()) == self.zero.val() {
-            self.w3.next = self.w2.val() << self.k4.val();
-            self.e3.next = self.e2.val() - self.k4.val();
-        }
-        self.w4.next = self.w3.val();
-        self.e4.next = self.e3.val();
-        if (self.w3.val() & self.top2.val()) == self.zero.val() {
-            self.w4.next = self.w3.val() << self.k2.val();
-            self.e4.next = self.e3.val() - self.k2.val();
-        }
-        self.w5.next = self.w4.val();
-        self.e5.next = self.e4.val();
-        if (self.w4.val() & self.top1.val()) == self.zero.val() {
-            self.w5.next = self.w4.val() << self.k1.val();
-            self.e5.next = self.e4.val() - self.k1.val();
-        }
+        self.norm.w.next = self.exact.val();
+        self.norm.e.next = self.e0.val();
+        self.w5.next = self.norm.w_out.val();
+        self.e5.next = self.norm.e_out.val();
         // 24 significant bits kept (31..8); bit 7 is the guard, 6..0 the sticky bits: round up
         // above the half, and at the half to the even neighbour.
         self.word.next = (self.e5.val() << self.k23.val()) | ((self.w5.val() >> self.k8.val()) & self.frac23.val());
