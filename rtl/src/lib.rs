@@ -26,7 +26,8 @@
 //! (exact FP16 x FP16 -> FP32), [`fp32_add::Fp32Add`] (FP32 add, round to nearest even) and
 //! [`fp32_mul::Fp32Mul`] (FP32 multiply, round to nearest even: the expert unit's lanes); the
 //! state element [`reg::Reg`], the ring pointers of every queue [`ring::Ring`], and the helpers
-//! [`widen`], [`wiring`]; the FP units' leading-zero normalizer [`normalize::Normalize`].
+//! [`widen`], [`wiring`]; the FP units' leading-zero normalizer [`normalize::Normalize`]; the
+//! 256-word table [`rom::Rom256`].
 //!
 //! Why rust-hdl (0.46, crates.io): it is the Rust HDL the design card names, it builds on current
 //! Rust and emits synthesizable Verilog-2001. Its limits (16 x 16 multipliers only, 32-bit
@@ -43,6 +44,7 @@ pub mod memory;
 pub mod normalize;
 pub mod reg;
 pub mod ring;
+pub mod rom;
 pub mod split_always;
 pub mod sram;
 pub mod system;

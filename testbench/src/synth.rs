@@ -2,7 +2,7 @@
 //!
 //! [`write_module`] writes a block's modules one per file; [`lint`] runs
 //! `verilator --lint-only -Wall` on them with no warning waived; [`synthesize`] runs Yosys:
-//! `proc; flatten; stat` (memory bits: arrays before any mapping), `opt; memory -nomap;
+//! `proc; flatten; stat` (memory bits: arrays before any mapping), `memory -nomap; opt -fast;
 //! check -assert`, then, at [`Depth::Full`], `synth -top TOP -flatten; check -assert;
 //! stat`, and refuses latches. These are what
 //! `lacuna emit-verilog --check` and the test suite run.
@@ -115,8 +115,11 @@ pub fn synthesize(module: &str, files: &[PathBuf], work: &Path, depth: Depth) ->
     // `flatten` before the first `stat`: Yosys 0.23's `stat -json` of a hierarchy is not JSON.
     // Memory bits are counted right after `proc`, while arrays are still RTLIL memories (later
     // passes turn them into memory cells, which `stat` does not count as memory bits).
+    // `memory -nomap` before `opt -fast`: in the other order Yosys 0.23 disconnects the read
+    // port of a ROM that `proc_rom` made from a `case` (the SwiGLU lane's `rom::Rom256`), and
+    // `check` then finds its outputs undriven; `synth` itself, and this order, keep it.
     let structural = format!(
-        "{} hierarchy -check -top {module}; proc; flatten; tee -q -o {} stat -json; opt -fast; memory -nomap; check -assert",
+        "{} hierarchy -check -top {module}; proc; flatten; tee -q -o {} stat -json; memory -nomap; opt -fast; check -assert",
         reads.join(" "),
         before.display()
     );

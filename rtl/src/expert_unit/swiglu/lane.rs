@@ -18,7 +18,8 @@
 //! as `lacuna_spec::a8w4::silu` rounds it: the segment `i = floor((x + 16) * 8)` (clamped to
 //! 255), `sigmoid = y_i + (x - x_i) * slope_i`, `silu = x * sigmoid`; 0 below -16, `x` at or
 //! above 16. The three ROMs (`y_i`, `slope_i` and `-x_i`, 256 FP32 words each) are built from
-//! the spec's `sigmoid_table` and `SIGMOID_LO`, so the table has one definition. `invalid`: an
+//! the spec's `sigmoid_table` and `SIGMOID_LO` ([`crate::rom::Rom256`]), so the table has one
+//! definition. `invalid`: an
 //! operand is Inf or NaN, or an FP32 unit saw one; `h` and `a` are then unspecified.
 //!
 //! How: each FP operation is a unit of the shared arithmetic (`fp32_add`, `fp32_mul`) between
@@ -29,10 +30,10 @@ use crate::expert_unit::swiglu::down_operand::DownOperand;
 use crate::fp32_add::Fp32Add;
 use crate::fp32_mul::Fp32Mul;
 use crate::reg::Reg;
+use crate::rom::Rom256;
 use crate::wiring::constant;
 use lacuna_spec::a8w4::{sigmoid_table, SIGMOID_LO, SIGMOID_SEGMENTS};
 use rust_hdl::prelude::*;
-use std::collections::BTreeMap;
 
 /// Cycles from an element in to its `h` and `a` out.
 pub const LATENCY: u64 = 7;
@@ -52,13 +53,10 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
 ];
 
 /// A ROM of one FP32 word per sigmoid segment.
-fn segment_rom(word: impl Fn(usize) -> f32) -> ROM<Bits<32>, 16> {
-    let mut values = BTreeMap::new();
-    for i in 0..SIGMOID_SEGMENTS {
-        values.insert((i as LiteralType).into(), (word(i).to_bits() as LiteralType).into());
-    }
-    ROM::new(values)
+fn segment_rom(word: impl Fn(usize) -> f32) -> Rom256 {
+    Rom256::new((0..SIGMOID_SEGMENTS).map(|i| word(i).to_bits()).collect())
 }
+const _: () = assert!(SIGMOID_SEGMENTS == crate::rom::WORDS, "one ROM word per sigmoid segment");
 
 /// One SwiGLU lane.
 #[derive(LogicBlock)]
@@ -90,14 +88,15 @@ pub struct SwigluLane {
     mul_silu: Fp32Mul,
     mul_h: Fp32Mul,
     operand: DownOperand,
-    rom_y: ROM<Bits<32>, 16>,
-    rom_slope: ROM<Bits<32>, 16>,
-    rom_neg_x: ROM<Bits<32>, 16>,
+    rom_y: Rom256,
+    rom_slope: Rom256,
+    rom_neg_x: Rom256,
     sub_lo: Signal<Local, Bits<16>>,
     sub_hi: Signal<Local, Bits<16>>,
     sub_exp: Signal<Local, Bits<16>>,
     top9: Signal<Local, Bits<16>>,
     index: Signal<Local, Bits<16>>,
+    address: Signal<Local, Bits<8>>,
     s1_valid: Reg<Bit>,
     s1_sub: Reg<Bits<32>>,
     s1_x: Reg<Bits<32>>,
@@ -193,6 +192,7 @@ impl Default for SwigluLane {
             sub_exp: Default::default(),
             top9: Default::default(),
             index: Default::default(),
+            address: Default::default(),
             s1_valid: Default::default(),
             s1_sub: Default::default(),
             s1_x: Default::default(),
@@ -393,9 +393,11 @@ impl Logic for SwigluLane {
         if self.index.val() > self.last.val() {
             self.index.next = self.last.val();
         }
-        self.rom_y.address.next = self.index.val();
-        self.rom_slope.address.next = self.index.val();
-        self.rom_neg_x.address.next = self.index.val();
+        // (The clamp reads every bit of the index; the ROMs take its low 8.)
+        self.address.next = self.index.val().get_bits::<8>(0);
+        self.rom_y.address.next = self.address.val();
+        self.rom_slope.address.next = self.address.val();
+        self.rom_neg_x.address.next = self.address.val();
         self.add_d.a.next = self.s1_x.q.val();
         self.add_d.b.next = self.rom_neg_x.data.val();
         self.s2_valid.d.next = self.s1_valid.q.val();
