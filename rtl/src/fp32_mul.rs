@@ -23,8 +23,10 @@
 //! the guard, the rest sticky) by adding the round bit to the packed word (a carry steps the
 //! exponent, and at 255 gives exactly Inf's pattern); an exponent of 255 or more is Inf. A
 //! result below the normal range is shifted right by `1 - e` (at most 25: all further bits are
-//! sticky) in five stages that collect the bits shifted out, then rounded the same way.
+//! sticky) by [`crate::sticky_shift::StickyShift`], collecting the bits shifted out, then
+//! rounded the same way.
 
+use crate::sticky_shift::StickyShift;
 use crate::wiring::constant;
 use rust_hdl::prelude::*;
 
@@ -96,21 +98,14 @@ pub struct Fp32Mul {
     round_n: Signal<Local, Bit>,
     d: Signal<Local, Bits<32>>,
     v0: Signal<Local, Bits<32>>,
-    v1: Signal<Local, Bits<32>>,
-    v2: Signal<Local, Bits<32>>,
-    v3: Signal<Local, Bits<32>>,
-    v4: Signal<Local, Bits<32>>,
     v5: Signal<Local, Bits<32>>,
     st0: Signal<Local, Bit>,
-    st1: Signal<Local, Bit>,
-    st2: Signal<Local, Bit>,
-    st3: Signal<Local, Bit>,
-    st4: Signal<Local, Bit>,
     st5: Signal<Local, Bit>,
     frac: Signal<Local, Bits<32>>,
     round_s: Signal<Local, Bit>,
     word_s: Signal<Local, Bits<32>>,
     word: Signal<Local, Bits<32>>,
+    shift: StickyShift<32>,
     mask12: Constant<Bits<16>>,
     mask7: Constant<Bits<16>>,
     hidden12: Constant<Bits<16>>,
@@ -145,11 +140,6 @@ pub struct Fp32Mul {
     top4: Constant<Bits<32>>,
     top2: Constant<Bits<32>>,
     top1: Constant<Bits<32>>,
-    m16: Constant<Bits<32>>,
-    m8: Constant<Bits<32>>,
-    m4: Constant<Bits<32>>,
-    m2: Constant<Bits<32>>,
-    m1: Constant<Bits<32>>,
     m7: Constant<Bits<32>>,
 }
 
@@ -204,21 +194,14 @@ impl Default for Fp32Mul {
             round_n: Default::default(),
             d: Default::default(),
             v0: Default::default(),
-            v1: Default::default(),
-            v2: Default::default(),
-            v3: Default::default(),
-            v4: Default::default(),
             v5: Default::default(),
             st0: Default::default(),
-            st1: Default::default(),
-            st2: Default::default(),
-            st3: Default::default(),
-            st4: Default::default(),
             st5: Default::default(),
             frac: Default::default(),
             round_s: Default::default(),
             word_s: Default::default(),
             word: Default::default(),
+            shift: StickyShift::new(&[16, 8, 4, 2, 1]),
             mask12: constant(0x0fff),
             mask7: constant(0x007f),
             hidden12: constant(0x0800),
@@ -253,11 +236,6 @@ impl Default for Fp32Mul {
             top4: constant(0xf0_0000),
             top2: constant(0xc0_0000),
             top1: constant(0x80_0000),
-            m16: constant(0xffff),
-            m8: constant(0xff),
-            m4: constant(0xf),
-            m2: constant(0x3),
-            m1: constant(0x1),
             m7: constant(0x7f),
         }
     }
@@ -373,36 +351,11 @@ impl Logic for Fp32Mul {
         }
         self.v0.next = self.h6.val() << self.k8.val();
         self.st0.next = self.l6.val() != self.zero.val();
-        self.v1.next = self.v0.val();
-        self.st1.next = self.st0.val();
-        if (self.d.val() & self.k16.val()) != self.zero.val() {
-            self.v1.next = self.v0.val() >> self.k16.val();
-            self.st1.next = self.st0.val() || ((self.v0.val() & self.m16.val()) != self.zero.val());
-        }
-        self.v2.next = self.v1.val();
-        self.st2.next = self.st1.val();
-        if (self.d.val() & self.k8.val()) != self.zero.val() {
-            self.v2.next = self.v1.val() >> self.k8.val();
-            self.st2.next = self.st1.val() || ((self.v1.val() & self.m8.val()) != self.zero.val());
-        }
-        self.v3.next = self.v2.val();
-        self.st3.next = self.st2.val();
-        if (self.d.val() & self.k4.val()) != self.zero.val() {
-            self.v3.next = self.v2.val() >> self.k4.val();
-            self.st3.next = self.st2.val() || ((self.v2.val() & self.m4.val()) != self.zero.val());
-        }
-        self.v4.next = self.v3.val();
-        self.st4.next = self.st3.val();
-        if (self.d.val() & self.k2.val()) != self.zero.val() {
-            self.v4.next = self.v3.val() >> self.k2.val();
-            self.st4.next = self.st3.val() || ((self.v3.val() & self.m2.val()) != self.zero.val());
-        }
-        self.v5.next = self.v4.val();
-        self.st5.next = self.st4.val();
-        if (self.d.val() & self.k1.val()) != self.zero.val() {
-            self.v5.next = self.v4.val() >> self.k1.val();
-            self.st5.next = self.st4.val() || ((self.v4.val() & self.m1.val()) != self.zero.val());
-        }
+        self.shift.value.next = self.v0.val();
+        self.shift.amount.next = self.d.val();
+        self.shift.sticky_in.next = self.st0.val();
+        self.v5.next = self.shift.shifted.val();
+        self.st5.next = self.shift.sticky.val();
         self.frac.next = self.v5.val() >> self.k8.val();
         self.round_s.next = (((self.v5.val() >> self.k7.val()) & self.one.val()) != self.zero.val())
             && (self.st5.val()

@@ -27,7 +27,8 @@
 //! [`fp32_mul::Fp32Mul`] (FP32 multiply, round to nearest even: the expert unit's lanes); the
 //! state element [`reg::Reg`], the ring pointers of every queue [`ring::Ring`], and the helpers
 //! [`widen`], [`wiring`]; the FP units' leading-zero normalizer [`normalize::Normalize`]; the
-//! 256-word table [`rom::Rom256`].
+//! 256-word table [`rom::Rom256`]; the rounding units' right shift with a sticky bit
+//! [`sticky_shift::StickyShift`].
 //!
 //! Why rust-hdl (0.46, crates.io): it is the Rust HDL the design card names, it builds on current
 //! Rust and emits synthesizable Verilog-2001. Its limits (16 x 16 multipliers only, 32-bit
@@ -47,6 +48,7 @@ pub mod ring;
 pub mod rom;
 pub mod split_always;
 pub mod sram;
+pub mod sticky_shift;
 pub mod system;
 pub mod widen;
 pub mod wiring;

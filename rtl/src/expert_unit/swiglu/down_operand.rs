@@ -21,10 +21,11 @@
 //! (`0x477fe000`) saturates to `0x7bff`; a normal FP16 result takes the top 10 fraction bits,
 //! rounded from the 13 below (the guard and 12 sticky bits) by adding the round bit to the
 //! packed exponent and fraction; a subnormal one is the significand's top 11 bits shifted right
-//! by `113 - e` (at most 12: the rest is sticky) in four stages that collect the bits shifted
-//! out, then rounded the same way (a carry gives the smallest normal, as it should).
+//! by `113 - e` (at most 12: the rest is sticky) by [`crate::sticky_shift::StickyShift`],
+//! collecting the bits shifted out, then rounded the same way (a carry gives the smallest normal, as it should).
 
 use crate::fp32_mul::Fp32Mul;
+use crate::sticky_shift::StickyShift;
 use crate::wiring::constant;
 use rust_hdl::prelude::*;
 
@@ -45,6 +46,7 @@ pub struct DownOperand {
     /// The down operand (FP16 bits).
     pub a: Signal<Out, Bits<16>>,
     mul: Fp32Mul,
+    shift: StickyShift<16>,
     nan: Signal<Local, Bit>,
     inf: Signal<Local, Bit>,
     sign_xor: Signal<Local, Bits<32>>,
@@ -68,14 +70,8 @@ pub struct DownOperand {
     round_n: Signal<Local, Bit>,
     d: Signal<Local, Bits<16>>,
     v0: Signal<Local, Bits<16>>,
-    v1: Signal<Local, Bits<16>>,
-    v2: Signal<Local, Bits<16>>,
-    v3: Signal<Local, Bits<16>>,
     v4: Signal<Local, Bits<16>>,
     st0: Signal<Local, Bit>,
-    st1: Signal<Local, Bit>,
-    st2: Signal<Local, Bit>,
-    st3: Signal<Local, Bit>,
     st4: Signal<Local, Bit>,
     frac: Signal<Local, Bits<16>>,
     round_s: Signal<Local, Bit>,
@@ -94,21 +90,14 @@ pub struct DownOperand {
     max_half: Constant<Bits<16>>,
     sticky12: Constant<Bits<16>>,
     sticky13: Constant<Bits<16>>,
-    k1: Constant<Bits<16>>,
-    k2: Constant<Bits<16>>,
     k3: Constant<Bits<16>>,
     k4: Constant<Bits<16>>,
     k7: Constant<Bits<16>>,
-    k8: Constant<Bits<16>>,
     k10: Constant<Bits<16>>,
     k12: Constant<Bits<16>>,
     k13: Constant<Bits<16>>,
     k112: Constant<Bits<16>>,
     k113: Constant<Bits<16>>,
-    m8: Constant<Bits<16>>,
-    m4: Constant<Bits<16>>,
-    m2: Constant<Bits<16>>,
-    m1: Constant<Bits<16>>,
     m3: Constant<Bits<16>>,
 }
 
@@ -119,6 +108,7 @@ impl Default for DownOperand {
             h: Default::default(),
             a: Default::default(),
             mul: Default::default(),
+            shift: StickyShift::new(&[8, 4, 2, 1]),
             nan: Default::default(),
             inf: Default::default(),
             sign_xor: Default::default(),
@@ -142,14 +132,8 @@ impl Default for DownOperand {
             round_n: Default::default(),
             d: Default::default(),
             v0: Default::default(),
-            v1: Default::default(),
-            v2: Default::default(),
-            v3: Default::default(),
             v4: Default::default(),
             st0: Default::default(),
-            st1: Default::default(),
-            st2: Default::default(),
-            st3: Default::default(),
             st4: Default::default(),
             frac: Default::default(),
             round_s: Default::default(),
@@ -169,21 +153,14 @@ impl Default for DownOperand {
             max_half: constant(0x7bff),
             sticky12: constant(0x0fff),
             sticky13: constant(0x1fff),
-            k1: constant(1),
-            k2: constant(2),
             k3: constant(3),
             k4: constant(4),
             k7: constant(7),
-            k8: constant(8),
             k10: constant(10),
             k12: constant(12),
             k13: constant(13),
             k112: constant(112),
             k113: constant(113),
-            m8: constant(0xff),
-            m4: constant(0xf),
-            m2: constant(0x3),
-            m1: constant(0x1),
             m3: constant(0x7),
         }
     }
@@ -221,30 +198,11 @@ impl Logic for DownOperand {
         }
         self.v0.next = self.top11.val() << self.k4.val();
         self.st0.next = (self.lo.val() & self.sticky13.val()) != self.zero.val();
-        self.v1.next = self.v0.val();
-        self.st1.next = self.st0.val();
-        if (self.d.val() & self.k8.val()) != self.zero.val() {
-            self.v1.next = self.v0.val() >> self.k8.val();
-            self.st1.next = self.st0.val() || ((self.v0.val() & self.m8.val()) != self.zero.val());
-        }
-        self.v2.next = self.v1.val();
-        self.st2.next = self.st1.val();
-        if (self.d.val() & self.k4.val()) != self.zero.val() {
-            self.v2.next = self.v1.val() >> self.k4.val();
-            self.st2.next = self.st1.val() || ((self.v1.val() & self.m4.val()) != self.zero.val());
-        }
-        self.v3.next = self.v2.val();
-        self.st3.next = self.st2.val();
-        if (self.d.val() & self.k2.val()) != self.zero.val() {
-            self.v3.next = self.v2.val() >> self.k2.val();
-            self.st3.next = self.st2.val() || ((self.v2.val() & self.m2.val()) != self.zero.val());
-        }
-        self.v4.next = self.v3.val();
-        self.st4.next = self.st3.val();
-        if (self.d.val() & self.k1.val()) != self.zero.val() {
-            self.v4.next = self.v3.val() >> self.k1.val();
-            self.st4.next = self.st3.val() || ((self.v3.val() & self.m1.val()) != self.zero.val());
-        }
+        self.shift.value.next = self.v0.val();
+        self.shift.amount.next = self.d.val();
+        self.shift.sticky_in.next = self.st0.val();
+        self.v4.next = self.shift.shifted.val();
+        self.st4.next = self.shift.sticky.val();
         self.frac.next = self.v4.val() >> self.k4.val();
         self.round_s.next = (((self.v4.val() >> self.k3.val()) & self.one.val()) != self.zero.val())
             && (self.st4.val()
