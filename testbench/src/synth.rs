@@ -16,9 +16,9 @@ use std::process::Command;
 #[derive(Debug, thiserror::Error)]
 pub enum SynthError {
     /// The tool could not be started.
-    #[error("could not run `{tool}` ({why}); install it (`apt-get install verilator yosys`)")]
+    #[error("could not run `{tool}` ({why}); install it (`apt-get install verilator yosys opensta`)")]
     ToolMissing {
-        /// verilator or yosys.
+        /// verilator, yosys or sta.
         tool: &'static str,
         /// The OS error.
         why: String,
@@ -39,6 +39,12 @@ pub enum SynthError {
         /// What went wrong (Yosys's last lines, or the latch count).
         why: String,
     },
+    /// The Liberty library is missing or unusable.
+    #[error("{0}")]
+    Library(String),
+    /// OpenSTA failed, or its report was not understood.
+    #[error("static timing: {0}")]
+    Timing(String),
     /// Reading or writing files.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -96,14 +102,25 @@ pub fn lint(module: &str, files: &[PathBuf]) -> Result<(), SynthError> {
 }
 
 /// How far Yosys goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Depth {
+#[derive(Clone, Copy, Debug)]
+pub enum Depth<'a> {
     /// Elaborate, flatten, `check -assert`, refuse latches, count memory bits: seconds even for
     /// the largest block. `cells` and `flip_flops` are then word-level cell counts.
     Structural,
     /// The above, then `synth -top TOP -flatten; check -assert`: gate-level figures (minutes for
     /// the `edge` blocks).
     Full,
+    /// [`Depth::Full`], then the gates mapped to a real standard-cell library, timing-driven:
+    /// `dfflibmap`, then ABC maps for a target delay (ps) and buffers and sizes the gates as a
+    /// synthesis flow would (without that, a net of fanout 150 on a minimum gate takes 8 ns);
+    /// the netlist `WORK/MODULE.mapped.v`, which [`crate::timing`] reads for area and timing.
+    /// [`SynthStats`] then counts library cells.
+    Mapped {
+        /// The library.
+        library: &'a crate::timing::Library,
+        /// The delay ABC maps for, ps of the library.
+        target_ps: u32,
+    },
 }
 
 /// Yosys on one block: no combinational loop, no latch; returns its figures.
@@ -123,12 +140,36 @@ pub fn synthesize(module: &str, files: &[PathBuf], work: &Path, depth: Depth) ->
         reads.join(" "),
         before.display()
     );
+    let full =
+        format!("{structural}; synth -top {module} -flatten; check -assert; tee -q -o {} stat -json", after.display());
     let script = match depth {
         Depth::Structural => structural,
-        Depth::Full => format!(
-            "{structural}; synth -top {module} -flatten; check -assert; tee -q -o {} stat -json",
-            after.display()
-        ),
+        Depth::Full => full,
+        // OpenSTA 2.0's Verilog reader refuses the concatenated assignments Yosys writes for
+        // wires that alias others: `opt_clean -purge` drops the names nothing uses, `insbuf`
+        // turns the remaining aliases into buffer cells (a few ps too many on a path), and
+        // `crate::timing` drops the assignments of constant output bits. No `check` after the
+        // mapping: Yosys does not know the library cells' port directions.
+        Depth::Mapped { library, target_ps } => {
+            // Yosys 0.23's own `abc -D` script maps for the delay but neither buffers nor sizes.
+            let abc = work.join(format!("{module}.abc"));
+            std::fs::write(
+                &abc,
+                format!(
+                    "strash\n&get -n\n&fraig -x\n&put\nscorr\ndc2\ndretime\nstrash\n&get -n\n&dch -f\n\
+                     &nf -D {target_ps}\n&put\nbuffer -p\nupsize -D {target_ps}\ndnsize -D {target_ps}\n"
+                ),
+            )?;
+            // `synth -noabc`: the generic gate mapping would be thrown away by the library's.
+            format!(
+                "{structural}; synth -top {module} -flatten -noabc; dfflibmap -liberty {lib}; abc -script {} -liberty {lib}; opt_clean -purge; insbuf -buf {buf}; tee -q -o {} stat -json; write_verilog -noattr -noexpr {}",
+                abc.display(),
+                after.display(),
+                work.join(format!("{module}.mapped.v")).display(),
+                lib = library.liberty.display(),
+                buf = library.buffer,
+            )
+        }
     };
     // A script file, not `-p`: one argument that long exceeds the kernel's limit for an `edge` top.
     let script_path = work.join(format!("{module}.ys"));
@@ -148,7 +189,7 @@ pub fn synthesize(module: &str, files: &[PathBuf], work: &Path, depth: Depth) ->
     let stats_before = read_design_stats(&before, module)?;
     let stats_after = match depth {
         Depth::Structural => stats_before.clone(),
-        Depth::Full => read_design_stats(&after, module)?,
+        Depth::Full | Depth::Mapped { .. } => read_design_stats(&after, module)?,
     };
     let count = |stats: &serde_json::Value, pred: &dyn Fn(&str) -> bool| -> u64 {
         stats["num_cells_by_type"]
@@ -170,7 +211,7 @@ pub fn synthesize(module: &str, files: &[PathBuf], work: &Path, depth: Depth) ->
 }
 
 /// The statistics of the top module (a flattened design has one module).
-fn read_design_stats(path: &Path, module: &str) -> Result<serde_json::Value, SynthError> {
+pub(crate) fn read_design_stats(path: &Path, module: &str) -> Result<serde_json::Value, SynthError> {
     let text = std::fs::read_to_string(path)?;
     let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| SynthError::Synthesis {
         module: module.to_string(),

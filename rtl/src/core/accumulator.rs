@@ -5,7 +5,7 @@
 //!  push_count[l] -------->| FIFO (lane_queue_depth entries of (reg, product))                      |
 //!  push[l][k] (reg,prod)->|   head P entries --> hazard check (scoreboard + same-cycle ports)      |
 //!  free[l] <--------------|   issue up to P in order --> R FP32 regs read --> P x fp32_add          |
-//!  quiet[l] <-------------|   --> delay line (A-1 stages) --> register write, scoreboard clear     |
+//!  quiet[l] <-------------|   --> (A-1 stages, the adder's) --> register write, scoreboard clear   |
 //!  issue_enable --------->|                                                                        |
 //!  read_enable/index ---->|   drain port: read_value = regs[index]; the register resets to +0.0    |
 //!  read_value[l] <--------|                                                                        |
@@ -20,18 +20,19 @@
 //! issue stops the lane. `free` is the FIFO's free slots after this cycle's issue: route pushes at
 //! most that many entries, which can issue from the next cycle.
 //!
-//! The adder: the register's value plus the product, round to nearest even (`fp32_add`), then
-//! A - 1 pipeline registers (where synthesis retimes the adder), then the register write at the
-//! end of cycle t + A - 1 for an issue in cycle t. `quiet`: the FIFO is empty and nothing is in
+//! The adder: the register's value plus the product, round to nearest even, pipelined in
+//! A - 1 register stages (`fp32_add::pipe`: align | add | round, balanced for the clock, with the
+//! valid bit and the target in a delay line beside it), then the register write at the end of
+//! cycle t + A - 1 for an issue in cycle t. `quiet`: the FIFO is empty and nothing is in
 //! flight.
 
 use super::reg_file::RegFile;
-use crate::fp32_add::Fp32Add;
+use crate::fp32_add::pipe::Fp32AddPipe;
 use crate::reg::Reg;
 use crate::wiring::{index_constants, many};
 use rust_hdl::prelude::*;
 
-/// The A - 1 pipeline registers behind one adder.
+/// The A - 1 pipeline registers beside one adder: the valid bit and the target register.
 #[derive(LogicBlock)]
 pub struct DelayLine {
     /// Clock.
@@ -42,17 +43,12 @@ pub struct DelayLine {
     pub in_valid: Signal<In, Bit>,
     /// Its register.
     pub in_target: Signal<In, Bits<16>>,
-    /// The sum.
-    pub in_sum: Signal<In, Bits<32>>,
     /// A sum leaves the last stage.
     pub out_valid: Signal<Out, Bit>,
     /// Its register.
     pub out_target: Signal<Out, Bits<16>>,
-    /// The sum.
-    pub out_sum: Signal<Out, Bits<32>>,
     valid: Vec<Reg<Bit>>,
     target: Vec<Reg<Bits<16>>>,
-    sum: Vec<Reg<Bits<32>>>,
 }
 
 impl DelayLine {
@@ -64,13 +60,10 @@ impl DelayLine {
             reset: Default::default(),
             in_valid: Default::default(),
             in_target: Default::default(),
-            in_sum: Default::default(),
             out_valid: Default::default(),
             out_target: Default::default(),
-            out_sum: Default::default(),
             valid: (0..stages).map(|_| Reg::default()).collect(),
             target: (0..stages).map(|_| Reg::default()).collect(),
-            sum: (0..stages).map(|_| Reg::default()).collect(),
         }
     }
 }
@@ -83,23 +76,18 @@ impl Logic for DelayLine {
             self.valid[i].reset.next = self.reset.val();
             self.target[i].clock.next = self.clock.val();
             self.target[i].reset.next = self.reset.val();
-            self.sum[i].clock.next = self.clock.val();
-            self.sum[i].reset.next = self.reset.val();
         }
         self.valid[0].d.next = self.in_valid.val();
         self.target[0].d.next = self.in_target.val();
-        self.sum[0].d.next = self.in_sum.val();
         for i in 1..self.valid.len() {
             self.valid[i].d.next = self.valid[i - 1].q.val();
             self.target[i].d.next = self.target[i - 1].q.val();
-            self.sum[i].d.next = self.sum[i - 1].q.val();
         }
         // The last stage drives the outputs (rust-hdl indexes only with loop variables: the
         // last of these assignments wins).
         for i in 0..self.valid.len() {
             self.out_valid.next = self.valid[i].q.val();
             self.out_target.next = self.target[i].q.val();
-            self.out_sum.next = self.sum[i].q.val();
         }
     }
 }
@@ -156,7 +144,7 @@ pub struct AccLane {
     head: Reg<Bits<8>>,
     count: Reg<Bits<8>>,
     file: RegFile,
-    adders: Vec<Fp32Add>,
+    adders: Vec<Fp32AddPipe>,
     lines: Vec<DelayLine>,
     cand_target: Vec<Signal<Local, Bits<16>>>,
     cand_product: Vec<Signal<Local, Bits<32>>>,
@@ -215,7 +203,7 @@ impl AccLane {
             head: Reg::default(),
             count: Reg::default(),
             file: RegFile::new(regs, ports),
-            adders: many(ports),
+            adders: (0..ports).map(|_| Fp32AddPipe::new(latency - 1)).collect(),
             lines: (0..lines).map(|_| DelayLine::new(latency - 1)).collect(),
             cand_target: many(ports),
             cand_product: many(ports),
@@ -306,13 +294,14 @@ impl Logic for AccLane {
 
         // The adders: register value + product, into the pipeline (or straight back, A = 1).
         for p in 0..self.adders.len() {
+            self.adders[p].clock.next = self.clock.val();
+            self.adders[p].reset.next = self.reset.val();
             self.adders[p].a.next = self.cand_value[p].val();
             self.adders[p].b.next = self.cand_product[p].val();
         }
         for p in 0..self.lines.len() {
             self.lines[p].in_valid.next = self.issue[p].val();
             self.lines[p].in_target.next = self.cand_target[p].val();
-            self.lines[p].in_sum.next = self.adders[p].sum.val();
         }
 
         // Write-back: the sums leaving the pipeline (which clears the scoreboard bit), or with
@@ -326,7 +315,7 @@ impl Logic for AccLane {
         for p in 0..self.lines.len() {
             self.file.wb_valid[p].next = self.lines[p].out_valid.val();
             self.file.wb_index[p].next = self.lines[p].out_target.val();
-            self.file.wb_value[p].next = self.lines[p].out_sum.val();
+            self.file.wb_value[p].next = self.adders[p].sum.val();
         }
 
         // Drain's read port: the value, and the register back to +0.0.
