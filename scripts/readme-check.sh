@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every `lacuna` command of the README as written, in its order, the long ones included (the
-# main jobs on their full workloads, `eval` over whole texts, `emit-verilog --arch edge --check`):
+# main jobs on their full workloads, `eval` over whole texts, `emit-verilog --arch tiny --check`):
 # tests/readme.rs on the release build with LACUNA_README_ALL=1. About 10 minutes after the build;
 # not part of CI, whose test command (scripts/test.sh) runs all but the long ones.
 set -euo pipefail

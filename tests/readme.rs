@@ -104,8 +104,8 @@ const LONG: &[(&str, &str)] = &[
         "lacuna eval smollm2-135m --levels 0,30,50,70 --out eval/",
         "tests/cli.rs: eval_reports_accuracy_beside_speed_on_a_small_text",
     ),
-    // Yosys on every `edge` block (minutes).
-    ("lacuna emit-verilog --arch edge -o verilog/ --check", "testbench/tests/synthesis.rs"),
+    // Yosys, the cell library and OpenSTA on every `tiny` block, and Yosys on its tops (minutes).
+    ("lacuna emit-verilog --arch tiny -o verilog/ --check", "testbench/tests/synthesis.rs"),
 ];
 
 /// The command part of a README line (a trailing `# comment` cut).

@@ -23,7 +23,8 @@
 //! [`expert_unit::down_engine::down_product::DownProduct`]; a SwiGLU lane
 //! [`expert_unit::swiglu::lane::SwigluLane`] and its down operand
 //! [`expert_unit::swiglu::down_operand::DownOperand`]. Shared by every unit: the arithmetic, [`fp16_mul::Fp16Mul`]
-//! (exact FP16 x FP16 -> FP32), [`fp32_add::Fp32Add`] (FP32 add, round to nearest even) and
+//! (exact FP16 x FP16 -> FP32), [`fp32_add::Fp32Add`] (FP32 add, round to nearest even; pipelined as
+//! [`fp32_add::pipe::Fp32AddPipe`], the accumulator's) and
 //! [`fp32_mul::Fp32Mul`] (FP32 multiply, round to nearest even: the expert unit's lanes); the
 //! state element [`reg::Reg`], the ring pointers of every queue [`ring::Ring`], and the helpers
 //! [`widen`], [`wiring`]; the FP units' leading-zero normalizer [`normalize::Normalize`]; the
@@ -77,6 +78,11 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
         emit(&name("acc_lane"), core::accumulator::AccLane::from_arch(arch), core::accumulator::LANE_PORTS)?,
         emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
         emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,
+        emit(
+            "lacuna_fp32_add_pipe",
+            fp32_add::pipe::Fp32AddPipe::new(fp32_add::pipe::EMITTED_LATENCY),
+            fp32_add::pipe::PORTS,
+        )?,
         emit("lacuna_fp32_mul", fp32_mul::Fp32Mul::default(), fp32_mul::PORTS)?,
         emit("lacuna_group_dot", group_dot::GroupDot::default(), group_dot::PORTS)?,
         emit("lacuna_group_scale", group_scale::GroupScale::default(), group_scale::PORTS)?,

@@ -15,6 +15,19 @@ use super::{align::Align, round::Round, sum::Sum};
 use crate::reg::Reg;
 use rust_hdl::prelude::*;
 
+/// The ports of [`Fp32AddPipe`] when it is a top module (`lacuna_fp32_add_pipe`).
+pub const PORTS: &[crate::emit::PortDoc] = &[
+    ("clock", "clock"),
+    ("reset", "synchronous reset, active high"),
+    ("a", "FP32 operand, IEEE binary32 bits"),
+    ("b", "FP32 operand, IEEE binary32 bits"),
+    ("sum", "a + b of LATENCY cycles ago, rounded to nearest, ties to even"),
+];
+
+/// The latency of the adder emitted on its own (`lacuna_fp32_add_pipe`): `edge`'s accumulator
+/// adder (`acc_add_latency` 3, so two registers), the one whose stages the timing report shows.
+pub const EMITTED_LATENCY: usize = 2;
+
 /// The pipelined adder.
 #[derive(LogicBlock)]
 pub struct Fp32AddPipe {
