@@ -49,8 +49,8 @@ fn a_one_by_one_job_takes_the_cycles_worked_out_by_hand() {
     // t=11  pointers known: column (0, 1) queued.    t=12 the marker follows.
     // t=12  chunk_fetch cuts the slice, issues the value burst (done 17); t=13 the run burst (18).
     // t=18  the slice enters D1; 19 D2; 20 D3; 21 multiplier; 22 route; 23 delivered to lane 0.
-    // t=24  the add issues (done 26); the marker waits in route until the add completes.
-    // t=26  drain starts; t=27 it reads register row 0 and issues the y burst: complete at 32.
+    // t=24  the add issues (done 27: `acc_add_latency` 3); the marker waits in route until then.
+    // t=27  drain starts; t=28 it reads register row 0 and issues the y burst: complete at 33.
     let arch = tiny();
     let mut w = DenseMatrix::zeros(1, 1);
     w.set(0, 0, f16::from_f32(3.0));
@@ -58,7 +58,7 @@ fn a_one_by_one_job_takes_the_cycles_worked_out_by_hand() {
     let r = simulate(&arch, &Job::new(&m, &x, ActivationFilter::NONZERO)).unwrap();
     assert_eq!(r.y, vec![1.5]);
     let k = r.counters;
-    assert_eq!(k.cycles, 32);
+    assert_eq!(k.cycles, 33);
     assert_eq!(k.busy, 2, "the slice and the marker each take a decoder cycle");
     assert_eq!(
         (k.bytes.activations, k.bytes.colptr, k.bytes.values, k.bytes.runs, k.bytes.outputs),

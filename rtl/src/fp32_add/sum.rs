@@ -3,7 +3,7 @@
 //! normalization, and settle the sign of an exact zero. Combinational.
 //!
 //! Contract: from [`super::align::Align`]'s outputs, `s1` is the 27-bit sum (after a carry's
-//! shift) and `e1` its exponent; `lz` the leading zeros of `s1` below bit 26 (27 for 0);
+//! shift) and `e1` its exponent; `lz` the leading zeros of `s1` below bit 26 (31 for 0, which `zero` overrides);
 //! `zero` is 1 when the sum is exactly 0; `sign` is the result's sign: x's, except that an exact
 //! zero from operands of opposite signs is +0 (round to nearest).
 
