@@ -201,10 +201,19 @@ impl TimingReport {
         self.paths.iter().find(|p| p.kind == kind)
     }
 
-    /// Whether its register-to-register paths fit the budget (None: it has none; its port
-    /// paths are its neighbours' to account for).
+    /// Its longest path that a register starts or ends, in FO4: register to register, and the
+    /// port paths, each of which is only part of a path of the top (its neighbour adds the
+    /// rest), so one over the budget alone is over in any top. None for a combinational block:
+    /// it is part of its user's stage.
+    pub fn worst_clocked_fo4(&self) -> Option<f64> {
+        self.worst(PathKind::RegToReg)?;
+        let kinds = [PathKind::RegToReg, PathKind::InToReg, PathKind::RegToOut];
+        kinds.iter().filter_map(|&k| self.worst(k)).map(|p| p.fo4).reduce(f64::max)
+    }
+
+    /// Whether those paths fit the budget (None: a combinational block).
     pub fn meets_budget(&self) -> Option<bool> {
-        self.worst(PathKind::RegToReg).map(|p| p.delay_ns <= self.budget_ns)
+        self.worst_clocked_fo4().map(|f| f * self.fo4_ns <= self.budget_ns)
     }
 }
 
@@ -425,12 +434,13 @@ fn parse_path(report: &str, lib: &Library, q_nets: &HashMap<String, String>) -> 
 }
 
 /// A Markdown table of reports: area, and the worst path of each kind in FO4 (register to
-/// register also in ns at the target, with its logic levels), and whether the block fits.
+/// register also in ns at the target, with its logic levels), and whether the block fits
+/// ([`TimingReport::meets_budget`]: its register-to-register and port paths).
 pub fn table(reports: &[TimingReport]) -> String {
     let (budget, clock) = reports.first().map_or((0.0, 0), |r| (r.budget_ns / r.fo4_ns, r.clock_mhz));
     let mut out = format!(
         "budget: {budget:.1} FO4 register to register ({} at {clock} MHz, {:.0} % uncertainty)\n\n\
-         | block | cells | flip-flops | area (um2, 180 nm) | area (um2, {}) | reg -> reg (FO4) | at {} (ns) | levels | in -> reg | reg -> out | in -> out | reg -> reg fits |\n\
+         | block | cells | flip-flops | area (um2, 180 nm) | area (um2, {}) | reg -> reg (FO4) | at {} (ns) | levels | in -> reg | reg -> out | in -> out | fits |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
         lacuna_spec::timing::TARGET.name,
         lacuna_spec::timing::CLOCK_UNCERTAINTY * 100.0,

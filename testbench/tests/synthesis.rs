@@ -77,11 +77,12 @@ fn every_emitted_block_is_lint_clean_synthesizes_without_latches_and_meets_its_c
             r.module,
             r.flip_flops
         );
-        let worst = r.worst(timing::PathKind::RegToReg).map_or(0.0, |p| p.fo4);
+        // Register to register, and the port paths: one over the budget alone is over in any top.
+        let worst = r.worst_clocked_fo4().unwrap_or(0.0);
         let budget = lacuna_spec::timing::budget_fo4(BUDGET_CLOCK_MHZ);
         match exceptions.exception.iter().find(|e| e.module == r.module) {
             None if worst > budget => {
-                problems.push(format!("{}: {worst:.1} FO4 from register to register, over the budget {budget:.1}", r.module))
+                problems.push(format!("{}: a {worst:.1} FO4 path through a register, over the budget {budget:.1}", r.module))
             }
             Some(e) if worst > e.max_fo4 => problems.push(format!(
                 "{}: {worst:.1} FO4, slower than its recorded ceiling {} ({})",
