@@ -4,8 +4,9 @@
 //! `verilator --lint-only -Wall` on them with no warning waived; [`synthesize`] runs Yosys:
 //! `proc; flatten; stat` (memory bits: arrays before any mapping), `memory -nomap; opt -fast;
 //! check -assert`, then, at [`Depth::Full`], `synth -top TOP -flatten; check -assert;
-//! stat`, and refuses latches. These are what
-//! `lacuna emit-verilog --check` and the test suite run.
+//! stat`, or at [`Depth::Mapped`] the mapping to a real cell library that [`crate::timing`]
+//! times; it refuses latches. These are what `lacuna emit-verilog --check` and the test suite
+//! run.
 
 use lacuna_rtl::Module;
 use serde::Serialize;
