@@ -98,6 +98,12 @@ pub fn top_name(arch: &lacuna_spec::Arch) -> String {
     format!("lacuna_system_{}", module_suffix(arch))
 }
 
+/// Whether `module` (a name from [`blocks`]) is one of the tops that only wire other blocks
+/// (the system, the core): the synthesis flows time their blocks instead of them.
+pub fn is_wiring_top(module: &str) -> bool {
+    module.starts_with("lacuna_system_") || module.starts_with("lacuna_core_")
+}
+
 /// The arch's name as a Verilog identifier suffix (anything but letters and digits becomes `_`).
 pub fn module_suffix(arch: &lacuna_spec::Arch) -> String {
     arch.name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()

@@ -99,8 +99,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             bar.set_message(format!("{}: verilator lint", module.name));
             synth::lint(&module.name, &paths)?;
             let work = a.out.join("yosys");
-            let top = module.name.starts_with("lacuna_core_") || module.name.starts_with("lacuna_system_");
-            if top {
+            if lacuna_rtl::is_wiring_top(&module.name) {
                 bar.set_message(format!("{}: yosys synthesis", module.name));
                 synthesis = Some(synth::synthesize(&module.name, &paths, &work, synth::Depth::Full)?);
             } else {

@@ -46,7 +46,7 @@ fn every_emitted_block_is_lint_clean_synthesizes_without_latches_and_meets_its_c
             // The core and the system are their blocks wired: the blocks are mapped and timed on
             // their own, the tops checked structurally here (one mapping of the `tiny` system
             // top takes over 25 minutes).
-            let top = module.name.starts_with("lacuna_core_") || module.name.starts_with("lacuna_system_");
+            let top = lacuna_rtl::is_wiring_top(&module.name);
             let work = at.join("yosys");
             if edge || top {
                 let stats = synth::synthesize(&module.name, &files, &work, synth::Depth::Structural)
