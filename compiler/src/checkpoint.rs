@@ -3,7 +3,7 @@
 //! [`crate::hf`]).
 //!
 //! Contract: [`Checkpoint::open`] reads the model's shape from the checkpoint's own metadata
-//! (GGUF `llama.*` keys, or config.json), builds [`Graph::llama`], and loads every weight the
+//! (GGUF `llama.*` or `gemma3.*` keys, or config.json), builds [`Graph::decoder`], and loads every weight the
 //! graph names with the dimensions the graph expects; a missing tensor, a wrong shape, an
 //! unsupported architecture or tensor type is an error naming it. GGUF weights are dequantized to
 //! f32 exactly as ggml does ([`crate::gguf`]), so the golden forward sees the checkpoint's values,
@@ -11,7 +11,7 @@
 
 use crate::gguf::{GgufError, GgufFile};
 use crate::tokenizer::Tokenizer;
-use lacuna_spec::graph::{Gating, Graph, LlamaConfig, MoeConfig, WeightId};
+use lacuna_spec::graph::{Family, Gating, Gemma3Shape, Graph, LlamaConfig, MoeConfig, WeightId};
 
 /// A dense f32 matrix, row-major (one output row after the other).
 #[derive(Clone, Debug, PartialEq)]
@@ -63,10 +63,11 @@ pub struct Checkpoint {
     pub tokenizer: Tokenizer,
 }
 
-/// GGUF keys that would change the computation of the graph this reader builds: honoured where
-/// they say what the graph already does (no RoPE scaling, key and value heads of the head size,
-/// no BOS or space prefix added to the text), refused otherwise, never ignored.
-fn refuse_unsupported_keys(file: &GgufFile, head_dim: usize) -> Result<(), GgufError> {
+/// GGUF keys (of architecture `arch`) that would change the computation of the graph this
+/// reader builds: honoured where they say what the graph already does (no RoPE scaling, key and
+/// value heads of the head size, no space prefix added to the text, no logit soft-capping),
+/// refused otherwise, never ignored.
+fn refuse_unsupported_keys(file: &GgufFile, arch: &str, head_dim: usize) -> Result<(), GgufError> {
     use crate::gguf::MetaValue;
     let refuse = |message: String| Err(GgufError::Missing { path: file.path.clone(), message });
     // A key of an unexpected type is refused, not read as absent.
@@ -82,17 +83,24 @@ fn refuse_unsupported_keys(file: &GgufFile, head_dim: usize) -> Result<(), GgufE
         Ok(typed(key, "a number", |v| v.as_f64().or(v.as_u64().map(|n| n as f64)).is_some())?
             .and_then(|v| v.as_f64().or(v.as_u64().map(|n| n as f64))))
     };
-    let scaling = typed("llama.rope.scaling.type", "a string", |v| v.as_str().is_some())?.and_then(|v| v.as_str());
+    let key = |k: &str| format!("{arch}.{k}");
+    let scaling = typed(&key("rope.scaling.type"), "a string", |v| v.as_str().is_some())?.and_then(|v| v.as_str());
     if let Some(t) = scaling.filter(|t| *t != "none") {
-        let factor = number("llama.rope.scaling.factor")?.unwrap_or(1.0);
+        let factor = number(&key("rope.scaling.factor"))?.unwrap_or(1.0);
         if !(t == "linear" && factor == 1.0) {
             return refuse(format!("RoPE scaling {t:?} (factor {factor}) is not supported"));
         }
     }
-    if let Some(s) = number("llama.rope.freq_scale")?.filter(|&s| s != 1.0) {
-        return refuse(format!("llama.rope.freq_scale {s} is not supported (plain RoPE only)"));
+    if let Some(s) = number(&key("rope.freq_scale"))?.filter(|&s| s != 1.0) {
+        return refuse(format!("{arch}.rope.freq_scale {s} is not supported (plain RoPE only)"));
     }
-    for key in ["llama.attention.key_length", "llama.attention.value_length"] {
+    for k in ["attn_logit_softcapping", "final_logit_softcapping"] {
+        if let Some(v) = number(&key(k))?.filter(|&v| v != 0.0) {
+            return refuse(format!("{arch}.{k} {v} is not supported (Gemma 2's soft-capping)"));
+        }
+    }
+    for key in [key("attention.key_length"), key("attention.value_length")] {
+        let key = key.as_str();
         let n = typed(key, "an unsigned integer", |v| v.as_u64().is_some())?.and_then(|v| v.as_u64());
         match (key, n) {
             (_, None) => {}
@@ -102,9 +110,12 @@ fn refuse_unsupported_keys(file: &GgufFile, head_dim: usize) -> Result<(), GgufE
             _ => {}
         }
     }
-    for key in ["tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_space_prefix"] {
+    // A BOS token is added where the file asks (`Tokenizer::from_gguf`); a space prefix or an
+    // EOS token appended would change the text's tokens and are refused.
+    typed("tokenizer.ggml.add_bos_token", "a bool", |v| matches!(v, MetaValue::Bool(_)))?;
+    for key in ["tokenizer.ggml.add_space_prefix", "tokenizer.ggml.add_eos_token"] {
         if let Some(MetaValue::Bool(true)) = typed(key, "a bool", |v| matches!(v, MetaValue::Bool(_)))? {
-            return refuse(format!("{key} is true: the tokenizer here adds nothing to the text (not supported)"));
+            return refuse(format!("{key} is true: not supported (the tokenizer adds no space prefix or EOS)"));
         }
     }
     Ok(())
@@ -169,6 +180,33 @@ fn mixture_of(file: &GgufFile) -> Result<Option<MoeConfig>, GgufError> {
     }))
 }
 
+/// The Gemma 3 block pattern, as llama.cpp's `gemma3` reads it: the sliding window from
+/// `gemma3.attention.sliding_window`, every 6th block global (or
+/// `gemma3.attention.sliding_window_pattern`), local RoPE base 10,000 (or
+/// `gemma3.rope.freq_base_swa`). Refused: a mixture of experts, and the 62-block model (27B),
+/// whose attention llama.cpp scales by `hidden / heads` instead of the head size.
+fn gemma3_shape(file: &GgufFile, layers: usize) -> Result<Family, GgufError> {
+    let refuse = |message: String| GgufError::Missing { path: file.path.clone(), message };
+    if file.metadata.get("gemma3.expert_count").and_then(|v| v.as_u64()).unwrap_or(0) > 0 {
+        return Err(refuse("a Gemma 3 mixture of experts (gemma3.expert_count) is not supported".into()));
+    }
+    if layers == 62 {
+        return Err(refuse(
+            "Gemma 3 27B (62 blocks) scales attention by hidden / heads, not by the head size: not supported".into(),
+        ));
+    }
+    let sliding_window = file.require_u64("gemma3.attention.sliding_window")? as usize;
+    let global_every = match file.metadata.get("gemma3.attention.sliding_window_pattern") {
+        None => 6,
+        Some(_) => file.require_u64("gemma3.attention.sliding_window_pattern")? as usize,
+    };
+    let rope_local_base = match file.metadata.get("gemma3.rope.freq_base_swa") {
+        None => 10_000.0,
+        Some(_) => file.require_f64("gemma3.rope.freq_base_swa")? as f32,
+    };
+    Ok(Family::Gemma3(Gemma3Shape { sliding_window, global_every, rope_local_base }))
+}
+
 /// Expert `E`'s matrix if `tensor` names one (`blk.N.ffn_{gate,up,down}.E.weight`) and the file
 /// stacks that part as llama.cpp writes it today (`blk.N.ffn_gate_exps.weight`, dims
 /// `[cols, rows, experts]`, each expert a contiguous slab): only that slab is dequantized. `None`
@@ -217,7 +255,7 @@ impl Checkpoint {
     pub fn from_gguf(file: &GgufFile) -> Result<Self, GgufError> {
         let missing = |message: String| GgufError::Missing { path: file.path.clone(), message };
         let arch = file.require_str("general.architecture")?;
-        if arch != "llama" {
+        if arch != "llama" && arch != "gemma3" {
             // llama.cpp's names of the mixture families whose computation the graph lacks.
             let family = match arch {
                 "qwen2moe" => "qwen2_moe",
@@ -226,46 +264,59 @@ impl Checkpoint {
                 other => other,
             };
             let why = crate::hf_moe::lacks(family).map(|w| format!(" ({w})")).unwrap_or_default();
-            return Err(missing(format!("architecture {arch:?}{why} is not supported (llama only)")));
+            return Err(missing(format!("architecture {arch:?}{why} is not supported (llama and gemma3 only)")));
         }
-        let get = |key: &str| -> Result<usize, GgufError> { Ok(file.require_u64(&format!("llama.{key}"))? as usize) };
+        let gemma = arch == "gemma3";
+        let key = |k: &str| format!("{arch}.{k}");
+        let get = |k: &str| -> Result<usize, GgufError> { Ok(file.require_u64(&key(k))? as usize) };
         let (hidden, heads) = (get("embedding_length")?, get("attention.head_count")?);
-        let kv_heads = match file.metadata.get("llama.attention.head_count_kv") {
+        let kv_heads = match file.metadata.get(&key("attention.head_count_kv")) {
             Some(_) => get("attention.head_count_kv")?,
             None => heads,
         };
-        if heads == 0 || hidden % heads != 0 {
-            return Err(missing(format!("attention shape: {heads} heads do not divide the hidden size {hidden}")));
-        }
-        let head_dim = hidden / heads;
-        if let Some(rope) = file.metadata.get("llama.rope.dimension_count").and_then(|v| v.as_u64()) {
+        // Gemma's heads are not hidden / heads wide: the file says how wide.
+        let head_dim = if gemma {
+            get("attention.key_length")?
+        } else {
+            if heads == 0 || hidden % heads != 0 {
+                return Err(missing(format!("attention shape: {heads} heads do not divide the hidden size {hidden}")));
+            }
+            hidden / heads
+        };
+        if let Some(rope) = file.metadata.get(&key("rope.dimension_count")).and_then(|v| v.as_u64()) {
             if rope as usize != head_dim {
                 return Err(missing(format!("partial RoPE ({rope} of {head_dim} dimensions) is not supported")));
             }
         }
-        refuse_unsupported_keys(file, head_dim)?;
+        refuse_unsupported_keys(file, arch, head_dim)?;
         let vocab = file.tensor("token_embd.weight").map(|t| t.dims.get(1).copied().unwrap_or(0) as usize);
-        if let (Some(declared), Some(rows)) = (file.metadata.get("llama.vocab_size").and_then(|v| v.as_u64()), vocab) {
+        if let (Some(declared), Some(rows)) = (file.metadata.get(&key("vocab_size")).and_then(|v| v.as_u64()), vocab) {
             if declared as usize != rows {
-                return Err(missing(format!("llama.vocab_size is {declared}, the embedding has {rows} rows")));
+                return Err(missing(format!("{arch}.vocab_size is {declared}, the embedding has {rows} rows")));
             }
         }
+        let layers = get("block_count")?;
+        let (family, moe) =
+            if gemma { (gemma3_shape(file, layers)?, None) } else { (Family::Llama, mixture_of(file)?) };
         let config = LlamaConfig {
-            layers: get("block_count")?,
+            layers,
             hidden,
             ffn: get("feed_forward_length")?,
             heads,
             kv_heads,
             head_dim,
             vocab: vocab.ok_or_else(|| missing("tensor token_embd.weight is missing".into()))?,
-            rms_eps: file.require_f64("llama.attention.layer_norm_rms_epsilon")? as f32,
-            rope_base: match file.metadata.get("llama.rope.freq_base") {
-                Some(_) => file.require_f64("llama.rope.freq_base")? as f32,
+            rms_eps: file.require_f64(&key("attention.layer_norm_rms_epsilon"))? as f32,
+            rope_base: match file.metadata.get(&key("rope.freq_base")) {
+                Some(_) => file.require_f64(&key("rope.freq_base"))? as f32,
+                // llama.cpp's defaults: Llama's 10,000; Gemma 3's global blocks 1,000,000.
+                None if gemma => 1_000_000.0,
                 None => 10_000.0,
             },
             context: get("context_length")?,
             tied_output: file.tensor("output.weight").is_none(),
-            moe: mixture_of(file)?,
+            moe,
+            family,
         };
         config.check().map_err(missing)?;
         let tokenizer = Tokenizer::from_gguf(file)?;
@@ -278,7 +329,7 @@ impl Checkpoint {
                 config.vocab
             )));
         }
-        let graph = Graph::llama(&config);
+        let graph = Graph::decoder(&config);
         let mut weights: Vec<Matrix> = Vec::with_capacity(graph.weights.len());
         let experts = config.moe.as_ref().map_or(0, |m| m.experts);
         for w in &graph.weights {
@@ -296,7 +347,7 @@ impl Checkpoint {
                     w.tensor, info.dims, expected
                 )));
             }
-            // A tied head is the embedding's own WeightId (`Graph::llama`): each tensor loads once.
+            // A tied head is the embedding's own WeightId (`Graph::decoder`): each tensor loads once.
             weights.push(Matrix { rows: w.rows, cols: w.cols, data: file.dequantize(&w.tensor)? });
         }
         let name = file.metadata.get("general.name").and_then(|v| v.as_str()).unwrap_or("unnamed").to_string();
@@ -333,7 +384,7 @@ pub(crate) mod test_models {
 
     /// Uniform random weights in [-1, 1) for the graph of `config`.
     pub fn random_checkpoint(config: &LlamaConfig, seed: u64) -> Checkpoint {
-        let graph = Graph::llama(config);
+        let graph = Graph::decoder(config);
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let weights = graph
             .weights
@@ -424,12 +475,21 @@ pub(crate) mod test_models {
             ("tokenizer.ggml.add_bos_token", MetaValue::Bool(false)),
         ])
         .unwrap();
+        // A BOS token is added where the file asks.
+        let bos = open(vec![
+            ("tokenizer.ggml.add_bos_token", MetaValue::Bool(true)),
+            ("tokenizer.ggml.bos_token_id", MetaValue::U32(3)),
+        ])
+        .unwrap();
+        assert_eq!(bos.tokenizer.encode("t1")[0], crate::tokenizer::TokenId(3));
         let cases: Vec<(Vec<(&str, MetaValue)>, &str)> = vec![
             (vec![("llama.rope.scaling.type", MetaValue::String("yarn".into()))], "RoPE scaling"),
             (vec![("llama.rope.freq_scale", MetaValue::F32(0.25))], "freq_scale"),
             (vec![("llama.attention.value_length", MetaValue::U32(4))], "value_length"),
             (vec![("llama.expert_count", MetaValue::U32(8))], "expert_used_count is missing"),
-            (vec![("tokenizer.ggml.add_bos_token", MetaValue::Bool(true))], "add_bos_token"),
+            (vec![("tokenizer.ggml.add_bos_token", MetaValue::Bool(true))], "bos_token_id is missing"),
+            (vec![("tokenizer.ggml.add_space_prefix", MetaValue::Bool(true))], "add_space_prefix"),
+            (vec![("llama.final_logit_softcapping", MetaValue::F32(30.0))], "soft-capping"),
             (vec![("llama.vocab_size", MetaValue::U32(12))], "llama.vocab_size is 12"),
             // A key of another type than expected is refused, not read as absent.
             (vec![("llama.rope.freq_scale", MetaValue::U32(4))], "freq_scale 4"),

@@ -6,16 +6,17 @@
 //! earlier ones. Every linear layer goes through a [`LinearExec`], the seam the compiler's
 //! passes use: [`Dense`] is the plain f32 product; calibration records the inputs, activation
 //! sparsity zeroes them, the hardware path runs them as spMspV jobs. Everything else is f32
-//! arithmetic written out here (RMSNorm, interleaved RoPE as GGUF stores Llama, softmax, SiLU).
+//! arithmetic written out here (RMSNorm, RoPE on interleaved pairs as GGUF stores Llama or on
+//! half-split pairs as Gemma, sliding-window attention, softmax, SiLU, GELU).
 //!
 //! Numerics: products are summed in f32 in blocks of 8 lanes (the order is fixed, so results
 //! are reproducible run to run and across thread counts).
 
 use crate::checkpoint::{Checkpoint, Matrix};
-use crate::kernels::rope;
 pub use crate::kernels::{argmax, dot, matvec, matvec_batch, nll, rms_norm, route, silu, softmax};
+use crate::kernels::{gelu_tanh, rope, rope_halves};
 use crate::tokenizer::TokenId;
-use lacuna_spec::graph::{LayerId, LinearKind, NodeId, Op};
+use lacuna_spec::graph::{LayerId, LinearKind, NodeId, Op, RopeStyle};
 use std::collections::BTreeMap;
 
 /// Why a step could not run.
@@ -147,8 +148,9 @@ pub enum Mixing {
 pub struct Batch<'a> {
     ckpt: &'a Checkpoint,
     seqs: Vec<Sequence>,
-    /// RoPE inverse frequencies, one per pair of a head.
-    inv_freq: Vec<f32>,
+    /// RoPE inverse frequencies (one per pair of a head) of each node's base (empty for nodes
+    /// that are no RoPE).
+    inv_freq: Vec<Vec<f32>>,
     /// The block of each node (from its name, `blk.N.*`).
     block_of: Vec<Option<usize>>,
     /// Per block: the residual entering it (its norm's input) and its last node (the residual
@@ -160,8 +162,14 @@ impl<'a> Batch<'a> {
     /// `n` empty sequences.
     pub fn new(ckpt: &'a Checkpoint, n: usize) -> Self {
         let c = &ckpt.graph.config;
-        let inv_freq =
-            (0..c.head_dim / 2).map(|i| 1.0 / c.rope_base.powf((2 * i) as f32 / c.head_dim as f32)).collect();
+        let frequencies =
+            |base: f32| (0..c.head_dim / 2).map(|i| 1.0 / base.powf((2 * i) as f32 / c.head_dim as f32)).collect();
+        let inv_freq = (ckpt.graph.nodes.iter())
+            .map(|n| match n.op {
+                Op::Rope { base, .. } => frequencies(base.unwrap_or(c.rope_base)),
+                _ => Vec::new(),
+            })
+            .collect();
         let seq = Sequence { cache: vec![KvCache::default(); c.layers], position: 0, scratch: Vec::new() };
         let nodes = &ckpt.graph.nodes;
         let block_of: Vec<Option<usize>> =
@@ -366,15 +374,22 @@ impl<'a> Batch<'a> {
                     for (b, f) in feeds.iter().enumerate() {
                         outs.push(match node.op {
                             Op::Embed { table } => ckpt.weight(table).row(f.token.0 as usize).to_vec(),
-                            Op::RmsNorm { input, weight } => {
-                                rms_norm(val(input, b), &ckpt.weight(weight).data, c.rms_eps)
+                            Op::RmsNorm { input, weight, heads } => {
+                                let x = val(input, b);
+                                let gain = &ckpt.weight(weight).data;
+                                x.chunks(x.len() / heads.max(1)).flat_map(|x| rms_norm(x, gain, c.rms_eps)).collect()
                             }
-                            Op::Rope { input, .. } => {
+                            Op::Scale { input, factor } => val(input, b).iter().map(|x| x * factor).collect(),
+                            Op::Rope { input, style, .. } => {
                                 let mut x = val(input, b).clone();
-                                rope(&mut x, c.head_dim, &self.inv_freq, f.position);
+                                let inv_freq = &self.inv_freq[i];
+                                match style {
+                                    RopeStyle::Interleaved => rope(&mut x, c.head_dim, inv_freq, f.position),
+                                    RopeStyle::Halves => rope_halves(&mut x, c.head_dim, inv_freq, f.position),
+                                }
                                 x
                             }
-                            Op::Attention { q, k, v, layer } => {
+                            Op::Attention { q, k, v, layer, window } => {
                                 let l = layer.0 as usize;
                                 let seq = &mut self.seqs[f.seq];
                                 seq.scratch[slots[b].0][l] = Some((val(k, b).clone(), val(v, b).clone()));
@@ -383,10 +398,14 @@ impl<'a> Batch<'a> {
                                     let (k, v) = seq.scratch[s.0][l].as_ref().ok_or(ForwardError::NoSlot(s.0))?;
                                     rows.push((k.as_slice(), v.as_slice()));
                                 }
-                                attention(val(q, b), &seq.cache[l], &rows, c.heads, c.kv_heads, c.head_dim)
+                                let shape = Heads { heads: c.heads, kv_heads: c.kv_heads, head_dim: c.head_dim };
+                                attention(val(q, b), &seq.cache[l], &rows, shape, window)
                             }
                             Op::SwiGlu { gate, up } => {
                                 val(gate, b).iter().zip(val(up, b)).map(|(&g, &u)| silu(g) * u).collect()
+                            }
+                            Op::GeGlu { gate, up } => {
+                                val(gate, b).iter().zip(val(up, b)).map(|(&g, &u)| gelu_tanh(g) * u).collect()
                             }
                             Op::Add { a, b: r } => val(a, b).iter().zip(val(r, b)).map(|(x, y)| x + y).collect(),
                             Op::Combine { route, ref experts, mean } => {
@@ -471,18 +490,21 @@ pub fn run_sequences(
     Ok(())
 }
 
+/// The attention heads' shape.
+#[derive(Clone, Copy)]
+struct Heads {
+    heads: usize,
+    kv_heads: usize,
+    head_dim: usize,
+}
+
 /// One query over the cache and then `extra` (uncommitted keys and values, the query's own
 /// last): per head, softmax of the scaled scores against every key of its KV group, then the
 /// weighted sum of the values, in position order (a token attends to the same keys in the same
-/// order whether they were committed or not, so it gets the same bits).
-fn attention(
-    q: &[f32],
-    cache: &KvCache,
-    extra: &[(&[f32], &[f32])],
-    heads: usize,
-    kv_heads: usize,
-    hd: usize,
-) -> Vec<f32> {
+/// order whether they were committed or not, so it gets the same bits). With a `window`, only
+/// the last `window` positions (the query's own included) take part.
+fn attention(q: &[f32], cache: &KvCache, extra: &[(&[f32], &[f32])], shape: Heads, window: Option<usize>) -> Vec<f32> {
+    let Heads { heads, kv_heads, head_dim: hd } = shape;
     let kv_dim = kv_heads * hd;
     let positions = cache.k.len() / kv_dim;
     let group = heads / kv_heads;
@@ -500,9 +522,10 @@ fn attention(
             Some(e) => &extra[e].1[g * hd..][..hd],
         };
         let all = positions + extra.len();
-        let mut scores: Vec<f32> = (0..all).map(|p| dot(qh, key(p)) * scale).collect();
+        let first = window.map_or(0, |w| all.saturating_sub(w));
+        let mut scores: Vec<f32> = (first..all).map(|p| dot(qh, key(p)) * scale).collect();
         softmax(&mut scores);
-        for (p, s) in scores.iter().enumerate() {
+        for (p, s) in (first..all).zip(&scores) {
             o.iter_mut().zip(value(p)).for_each(|(o, v)| *o += s * v);
         }
     }

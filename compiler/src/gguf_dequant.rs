@@ -1,5 +1,5 @@
-//! GGUF block dequantization, exactly as ggml computes it (F32, F16, BF16, Q4_0, Q4_1, Q8_0,
-//! Q4_K, Q6_K), for [`crate::gguf::GgufFile::dequantize`].
+//! GGUF block dequantization, exactly as ggml computes it (F32, F16, BF16, Q4_0, Q4_1, Q5_0,
+//! Q5_1, Q8_0, Q4_K, Q6_K), for [`crate::gguf::GgufFile::dequantize`].
 
 use crate::ggml_type::GgmlType;
 use half::{bf16, f16};
@@ -41,6 +41,26 @@ fn dequantize_block(dtype: GgmlType, x: &[u8], y: &mut [f32]) {
             for j in 0..16 {
                 y[j] = (x[4 + j] & 0x0f) as f32 * d + m;
                 y[j + 16] = (x[4 + j] >> 4) as f32 * d + m;
+            }
+        }
+        // 5-bit: the fifth bits of the 32 weights packed in a little-endian u32 after the scale
+        // (and min): bit j for element j, bit j + 16 for element j + 16.
+        GgmlType::Q5_0 => {
+            let d = f16_at(x, 0);
+            let qh = u32::from_le_bytes([x[2], x[3], x[4], x[5]]);
+            for j in 0..16 {
+                let (h0, h1) = (((qh >> j) << 4) as u8 & 0x10, (qh >> (j + 12)) as u8 & 0x10);
+                y[j] = (((x[6 + j] & 0x0f) | h0) as i32 - 16) as f32 * d;
+                y[j + 16] = (((x[6 + j] >> 4) | h1) as i32 - 16) as f32 * d;
+            }
+        }
+        GgmlType::Q5_1 => {
+            let (d, m) = (f16_at(x, 0), f16_at(x, 2));
+            let qh = u32::from_le_bytes([x[4], x[5], x[6], x[7]]);
+            for j in 0..16 {
+                let (h0, h1) = (((qh >> j) << 4) as u8 & 0x10, (qh >> (j + 12)) as u8 & 0x10);
+                y[j] = ((x[8 + j] & 0x0f) | h0) as f32 * d + m;
+                y[j + 16] = ((x[8 + j] >> 4) | h1) as f32 * d + m;
             }
         }
         GgmlType::Q8_0 => {

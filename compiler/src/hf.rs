@@ -172,6 +172,7 @@ fn llama_config(path: &Path, c: &HfConfig) -> Result<LlamaConfig, CheckpointErro
         context: crate::hf_moe::context(&c.moe, c.max_position_embeddings),
         tied_output: c.tie_word_embeddings,
         moe: crate::hf_moe::mixture(model_type, &c.moe, c.intermediate_size).map_err(|e| invalid(path, e))?,
+        family: lacuna_spec::graph::Family::Llama,
     };
     config.check().map_err(|e| invalid(path, e))?;
     Ok(config)
@@ -302,10 +303,10 @@ pub fn open(dir: &Path) -> Result<Checkpoint, CheckpointError> {
         .zip(&files)
         .map(|(b, f)| SafeTensors::deserialize(b).map_err(|e| invalid(f, format!("not a valid safetensors file: {e}"))))
         .collect::<Result<_, _>>()?;
-    let graph = Graph::llama(&config);
+    let graph = Graph::decoder(&config);
     let mut weights = Vec::with_capacity(graph.weights.len());
     for w in &graph.weights {
-        let name = hf_tensor_name(&w.tensor).expect("every tensor of Graph::llama has a Hugging Face name");
+        let name = hf_tensor_name(&w.tensor).expect("every tensor of Graph::decoder has a Hugging Face name");
         let at = match &map {
             None => 0,
             Some(map) => {
@@ -499,6 +500,15 @@ pub fn tokenizer_json(t: &Tokenizer) -> serde_json::Value {
 /// go back to the half-split RoPE layout.
 pub fn write_dir(ckpt: &Checkpoint, dir: &Path, shards: usize) -> Result<(), CheckpointError> {
     let c = &ckpt.graph.config;
+    if !c.family.is_llama() {
+        return Err(invalid(
+            dir,
+            format!("writing a {} checkpoint is not supported (Llama family only)", c.family.name()),
+        ));
+    }
+    if !ckpt.tokenizer.is_byte_level() {
+        return Err(invalid(dir, "writing a SentencePiece tokenizer is not supported (byte-level BPE only)"));
+    }
     let write = |name: &str, bytes: &[u8]| {
         let p = dir.join(name);
         std::fs::write(&p, bytes).map_err(|e| invalid(&p, e.to_string()))

@@ -57,7 +57,7 @@ fn mixture_tensors_take_the_names_transformers_gives_mixtral() {
     assert_eq!(name("blk.3.ffn_down.x.weight"), None);
     assert_eq!(name("blk.x.ffn_gate_inp.weight"), None);
     assert_eq!(name("blk.3.ffn_exp_mean.weight"), None, "our extension has no Hugging Face name");
-    let g = lacuna_spec::graph::Graph::llama(&tiny_mixtral());
+    let g = lacuna_spec::graph::Graph::decoder(&tiny_mixtral());
     let names: std::collections::HashSet<String> = g.weights.iter().map(|w| name(&w.tensor).expect("named")).collect();
     assert_eq!(names.len(), g.weights.len(), "every tensor its own name");
 }

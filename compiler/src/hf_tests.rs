@@ -16,7 +16,7 @@ fn message(e: CheckpointError) -> String {
 #[test]
 fn every_tensor_of_the_graph_has_its_own_hugging_face_name() {
     let config = LlamaConfig { tied_output: false, ..LlamaConfig::tiny() };
-    let g = Graph::llama(&config);
+    let g = Graph::decoder(&config);
     let names: std::collections::HashSet<String> =
         g.weights.iter().map(|w| hf_tensor_name(&w.tensor).expect("named")).collect();
     assert_eq!(names.len(), g.weights.len());

@@ -104,6 +104,25 @@ pub fn rope(x: &mut [f32], head_dim: usize, inv_freq: &[f32], position: usize) {
     }
 }
 
+/// RoPE on pairs (i, i + head_dim/2) of each head (Gemma; llama.cpp's NEOX style).
+pub fn rope_halves(x: &mut [f32], head_dim: usize, inv_freq: &[f32], position: usize) {
+    let half = head_dim / 2;
+    for head in x.chunks_exact_mut(head_dim) {
+        for (i, &f) in inv_freq.iter().enumerate() {
+            let (sin, cos) = (position as f32 * f).sin_cos();
+            let (a, b) = (head[i], head[i + half]);
+            head[i] = a * cos - b * sin;
+            head[i + half] = a * sin + b * cos;
+        }
+    }
+}
+
+/// GELU, tanh approximation: `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+pub fn gelu_tanh(x: f32) -> f32 {
+    const SQRT_2_OVER_PI: f32 = 0.797_884_6;
+    0.5 * x * (1.0 + (SQRT_2_OVER_PI * x * (1.0 + 0.044_715 * x * x)).tanh())
+}
+
 /// `x * w / sqrt(mean(x^2) + eps)`.
 pub fn rms_norm(x: &[f32], w: &[f32], eps: f32) -> Vec<f32> {
     let mean = x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32;

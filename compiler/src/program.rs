@@ -109,7 +109,7 @@ mod tests {
             (
                 Box::new(move |p| {
                     let i = attention(p);
-                    p.placement[i].work = Work::Attention { heads: 4, head_dim: u32::MAX };
+                    p.placement[i].work = Work::Attention { heads: 4, head_dim: u32::MAX, window: None };
                 }),
                 "placement of node",
             ),

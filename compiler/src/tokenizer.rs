@@ -1,5 +1,8 @@
 //! The checkpoint's own tokenizer: byte-level BPE (GPT-2 style) built from the vocabulary and the
-//! merges a GGUF file carries (`tokenizer.ggml.tokens`, `tokenizer.ggml.merges`).
+//! merges a GGUF file carries (`tokenizer.ggml.tokens`, `tokenizer.ggml.merges`), or
+//! SentencePiece-style merging by score (`tokenizer.ggml.model` = `llama`, Gemma; [`crate::spm`]).
+//! A tokenizer whose file says `tokenizer.ggml.add_bos_token` starts every encoded text with its
+//! BOS token, as llama.cpp does.
 //!
 //! Contract: [`Tokenizer::encode`] gives the ids Hugging Face `tokenizers` gives for the
 //! checkpoint's tokenizer.json (SmolLM2: pre-tokenizers Digits(individual) then ByteLevel with
@@ -15,6 +18,7 @@
 //! `char::is_numeric`, spaces `char::is_whitespace`.
 
 use crate::gguf::{GgufError, GgufFile, MetaValue};
+use crate::spm::Spm;
 use std::collections::HashMap;
 
 /// llama.cpp's name (`tokenizer.ggml.pre`) for the pre-tokenizer [`pre_tokenize`] implements.
@@ -32,10 +36,31 @@ pub struct Tokenizer {
     ranks: HashMap<(String, String), u32>,
     /// Control tokens, longest first, matched literally before pre-tokenization.
     specials: Vec<(String, u32)>,
+    /// Indexes into `specials` by their first character (longest first).
+    specials_by_first: HashMap<char, Vec<usize>>,
     byte_to_char: [char; 256],
     char_to_byte: HashMap<char, u8>,
+    /// SentencePiece-style merging in place of byte-level BPE.
+    spm: Option<Spm>,
     /// End-of-sequence token.
     pub eos: Option<TokenId>,
+    /// The token every encoded text starts with, if any.
+    pub bos: Option<TokenId>,
+}
+
+/// `tokenizer.ggml.token_type`, one per token (1, normal, where the file has none); an array of
+/// another length or holding a non-integer is refused.
+fn token_types(file: &GgufFile, tokens: usize) -> Result<Vec<u64>, GgufError> {
+    let bad = |message: String| GgufError::Missing { path: file.path.clone(), message };
+    match file.metadata.get("tokenizer.ggml.token_type") {
+        None => Ok(vec![1; tokens]),
+        Some(MetaValue::Array(t)) if t.len() == tokens => t
+            .iter()
+            .map(|v| v.as_u64())
+            .collect::<Option<Vec<u64>>>()
+            .ok_or_else(|| bad("tokenizer.ggml.token_type holds a value that is not an integer".into())),
+        Some(_) => Err(bad(format!("tokenizer.ggml.token_type is not an array of {tokens} integers"))),
+    }
 }
 
 /// GPT-2's reversible map from bytes to printable characters.
@@ -56,13 +81,66 @@ fn byte_chars() -> [char; 256] {
 }
 
 impl Tokenizer {
-    /// Builds the tokenizer of a GGUF checkpoint (`tokenizer.ggml.model` must be `gpt2`).
+    /// Builds the tokenizer of a GGUF checkpoint (`tokenizer.ggml.model` `gpt2` or `llama`).
     pub fn from_gguf(file: &GgufFile) -> Result<Self, GgufError> {
         let missing = |message: String| GgufError::Missing { path: file.path.clone(), message };
         let model = file.require_str("tokenizer.ggml.model")?;
-        if model != "gpt2" {
-            return Err(missing(format!("tokenizer.ggml.model is {model:?}; only byte-level BPE (gpt2) is supported")));
+        let mut t = match model {
+            "gpt2" => Self::bpe_from_gguf(file)?,
+            "llama" => Self::spm_from_gguf(file)?,
+            _ => return Err(missing(format!(
+                "tokenizer.ggml.model is {model:?}; only byte-level BPE (gpt2) and SentencePiece (llama) are supported"
+            ))),
+        };
+        let id = |key: &str| -> Result<Option<TokenId>, GgufError> {
+            match file.metadata.get(key) {
+                None => Ok(None),
+                Some(v) => match v.as_u64() {
+                    Some(i) if (i as usize) < t.tokens.len() => Ok(Some(TokenId(i as u32))),
+                    _ => Err(missing(format!("{key} is {v:?}, not a token id of the vocabulary"))),
+                },
+            }
+        };
+        t.eos = id("tokenizer.ggml.eos_token_id")?;
+        if let Some(MetaValue::Bool(true)) = file.metadata.get("tokenizer.ggml.add_bos_token") {
+            t.bos = Some(id("tokenizer.ggml.bos_token_id")?.ok_or_else(|| {
+                missing("tokenizer.ggml.add_bos_token is true but tokenizer.ggml.bos_token_id is missing".into())
+            })?);
         }
+        Ok(t)
+    }
+
+    /// A SentencePiece-style vocabulary: tokens, scores, types (control and user-defined tokens
+    /// are matched literally in the text, as llama.cpp does with special tokens parsed).
+    fn spm_from_gguf(file: &GgufFile) -> Result<Self, GgufError> {
+        let missing = |message: String| GgufError::Missing { path: file.path.clone(), message };
+        if let Some(pre) = file.metadata.get("tokenizer.ggml.pre") {
+            if pre.as_str() != Some("default") {
+                return Err(missing(format!(
+                    "tokenizer.ggml.pre is {pre:?}; a SentencePiece vocabulary is supported with \"default\" only"
+                )));
+            }
+        }
+        let tokens: Vec<String> =
+            file.require_strings("tokenizer.ggml.tokens")?.into_iter().map(String::from).collect();
+        let scores: Vec<f32> = match file.metadata.get("tokenizer.ggml.scores") {
+            Some(MetaValue::Array(s)) if s.len() == tokens.len() => s
+                .iter()
+                .map(|v| v.as_f64().map(|x| x as f32))
+                .collect::<Option<_>>()
+                .ok_or_else(|| missing("tokenizer.ggml.scores holds a value that is not a number".into()))?,
+            _ => return Err(missing("tokenizer.ggml.scores is missing or not one number per token".into())),
+        };
+        let types = token_types(file, tokens.len())?;
+        let special = (0..tokens.len() as u32).filter(|&i| matches!(types[i as usize], 3 | 4)).collect();
+        let spm = Spm::new(&tokens, scores);
+        let mut t = Self::from_parts(tokens, Vec::new(), special, None);
+        t.spm = Some(spm);
+        Ok(t)
+    }
+
+    fn bpe_from_gguf(file: &GgufFile) -> Result<Self, GgufError> {
+        let missing = |message: String| GgufError::Missing { path: file.path.clone(), message };
         // The pre-tokenizer is ours (single digits, then GPT-2's regex): llama.cpp calls it
         // `smollm`. Another named one (llama3, qwen2, plain gpt2 without digit splitting, ...)
         // would split text differently, so it is refused rather than tokenized wrongly.
@@ -81,14 +159,9 @@ impl Tokenizer {
             let (a, b) = m.split_once(' ').ok_or_else(|| missing(format!("merge #{rank} {m:?} is not two symbols")))?;
             merges.push((a.to_string(), b.to_string()));
         }
-        let types: Vec<u64> = match file.metadata.get("tokenizer.ggml.token_type") {
-            Some(MetaValue::Array(t)) => t.iter().map(|v| v.as_u64().unwrap_or(1)).collect(),
-            _ => vec![1; tokens.len()],
-        };
-        let control = (0..tokens.len() as u32).filter(|&i| types.get(i as usize) == Some(&3)).collect();
-        let eos =
-            file.metadata.get("tokenizer.ggml.eos_token_id").and_then(MetaValue::as_u64).map(|v| TokenId(v as u32));
-        Ok(Self::from_parts(tokens, merges, control, eos))
+        let types = token_types(file, tokens.len())?;
+        let control = (0..tokens.len() as u32).filter(|&i| types[i as usize] == 3).collect();
+        Ok(Self::from_parts(tokens, merges, control, None))
     }
 
     /// Builds a tokenizer from its vocabulary (token strings by id, in GPT-2's byte-to-character
@@ -106,9 +179,29 @@ impl Tokenizer {
             .filter_map(|i| tokens.get(i as usize).filter(|t| !t.is_empty()).map(|t| (t.clone(), i)))
             .collect();
         specials.sort_by_key(|s| std::cmp::Reverse(s.0.len()));
+        let mut specials_by_first: HashMap<char, Vec<usize>> = HashMap::new();
+        for (k, (s, _)) in specials.iter().enumerate() {
+            specials_by_first.entry(s.chars().next().unwrap_or_default()).or_default().push(k);
+        }
         let byte_to_char = byte_chars();
         let char_to_byte = byte_to_char.iter().enumerate().map(|(b, &c)| (c, b as u8)).collect();
-        Tokenizer { tokens, ids, ranks, specials, byte_to_char, char_to_byte, eos }
+        Tokenizer {
+            tokens,
+            ids,
+            ranks,
+            specials,
+            specials_by_first,
+            byte_to_char,
+            char_to_byte,
+            spm: None,
+            eos,
+            bos: None,
+        }
+    }
+
+    /// Whether it is byte-level BPE (else SentencePiece-style, merged by score).
+    pub fn is_byte_level(&self) -> bool {
+        self.spm.is_none()
     }
 
     /// The merges, lowest rank (applied first) first.
@@ -135,34 +228,46 @@ impl Tokenizer {
         self.tokens.get(id.0 as usize).map(String::as_str)
     }
 
-    /// Encodes text into token ids.
+    /// Encodes text into token ids (after the BOS token where the tokenizer adds one).
     pub fn encode(&self, text: &str) -> Vec<TokenId> {
-        let mut out = Vec::new();
+        let mut out: Vec<TokenId> = self.bos.into_iter().collect();
         let mut cache: HashMap<String, Vec<u32>> = HashMap::new();
-        let mut rest = text;
-        while !rest.is_empty() {
-            // The next control token in the text, if any; the text before it is ordinary.
-            let next = self
-                .specials
-                .iter()
-                .filter_map(|(s, id)| rest.find(s.as_str()).map(|at| (at, s.len(), *id)))
-                .min_by_key(|&(at, len, _)| (at, std::cmp::Reverse(len)));
-            let (plain, special) = match next {
-                Some((at, len, id)) => (&rest[..at], Some((len, id, at))),
-                None => (rest, None),
-            };
-            for piece in pre_tokenize(plain) {
-                let ids = cache.entry(piece.to_string()).or_insert_with(|| self.bpe(piece));
-                out.extend(ids.iter().map(|&i| TokenId(i)));
+        let mut plain = |piece: &str, out: &mut Vec<TokenId>| match &self.spm {
+            Some(spm) => {
+                let mut ids = Vec::new();
+                spm.encode(piece, &self.ids, &mut ids);
+                out.extend(ids.into_iter().map(TokenId));
             }
-            match special {
-                Some((len, id, at)) => {
-                    out.push(TokenId(id));
-                    rest = &rest[at + len..];
+            None => {
+                for piece in pre_tokenize(piece) {
+                    let ids = cache.entry(piece.to_string()).or_insert_with(|| self.bpe(piece));
+                    out.extend(ids.iter().map(|&i| TokenId(i)));
                 }
-                None => break,
+            }
+        };
+        // Special tokens found literally (the longest at the leftmost place); the text between
+        // them is ordinary. One pass over the text, trying only the specials that start with the
+        // character at hand.
+        let mut start = 0;
+        let mut at = 0;
+        while at < text.len() {
+            let rest = &text[at..];
+            let c = rest.chars().next().unwrap_or_default();
+            let found = self
+                .specials_by_first
+                .get(&c)
+                .and_then(|list| list.iter().map(|&k| &self.specials[k]).find(|(s, _)| rest.starts_with(s.as_str())));
+            match found {
+                Some((s, id)) => {
+                    plain(&text[start..at], &mut out);
+                    out.push(TokenId(*id));
+                    at += s.len();
+                    start = at;
+                }
+                None => at += c.len_utf8(),
             }
         }
+        plain(&text[start..], &mut out);
         out
     }
 
@@ -197,6 +302,10 @@ impl Tokenizer {
             let Some(t) = self.token(*id) else { continue };
             if self.specials.iter().any(|(_, s)| *s == id.0) {
                 bytes.extend(t.as_bytes());
+                continue;
+            }
+            if let Some(spm) = &self.spm {
+                spm.decode_token(id.0, t, &mut bytes);
                 continue;
             }
             for c in t.chars() {

@@ -67,10 +67,11 @@ fn a_wrong_magic_or_version_is_named() {
 
 #[test]
 fn an_unsupported_tensor_type_is_named_when_read() {
-    let t = RawTensor { name: "q5".into(), dims: vec![32], dtype: GgmlType::Other(6), data: vec![0; 22] };
-    let f = GgufFile::parse(write_gguf(&[], &[t]), "q5.gguf").unwrap();
-    let e = f.dequantize("q5").unwrap_err().to_string();
-    assert!(e.contains("Q5_0") && e.contains("not supported"), "{e}");
+    // Q5_K: 256 weights in 176 bytes, which this reader does not dequantize.
+    let t = RawTensor { name: "q5k".into(), dims: vec![256], dtype: GgmlType::Other(13), data: vec![0; 176] };
+    let f = GgufFile::parse(write_gguf(&[], &[t]), "q5k.gguf").unwrap();
+    let e = f.dequantize("q5k").unwrap_err().to_string();
+    assert!(e.contains("Q5_K") && e.contains("not supported"), "{e}");
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! The graph IR of one decode step of a decoder LLM (Llama family), and its builder.
+//! The graph IR of one decode step of a decoder LLM (the Llama and Gemma 3 families), and its
+//! builders.
 //!
 //! A [`Graph`] is a list of [`Node`]s in execution order; each node's operands are earlier
 //! nodes ([`NodeId`]) and weights ([`WeightId`]), so a pass walks it front to back with no
@@ -9,6 +10,12 @@
 //! Every matrix-vector product is a [`Op::Linear`]: these are what the compiler lowers to
 //! spMspV jobs on the Sparse SIMT core. Everything else (norms, RoPE, attention over the cache,
 //! SwiGLU, residual adds) is placed elsewhere by the placement pass.
+//!
+//! A family is a builder, not a special case in the passes: Gemma 3 ([`Family::Gemma3`]) lays
+//! out the same kinds of nodes with a few more options (a scaled embedding, per-head norms of
+//! queries and keys, norms after attention and after the FFN, RoPE on half-split pairs with a
+//! base per block, sliding-window attention on most blocks, a GELU-gated FFN); every executor
+//! and pass reads those options from the node, never from the family.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +31,7 @@ pub struct WeightId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct LayerId(pub u32);
 
-/// The shape of a Llama-family decoder.
+/// The shape of a decoder: a Llama-family one, or another [`Family`] built from the same sizes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LlamaConfig {
@@ -53,6 +60,58 @@ pub struct LlamaConfig {
     /// A mixture of experts in place of each block's FFN (absent: the dense SwiGLU FFN).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moe: Option<MoeConfig>,
+    /// The block structure (absent: Llama's).
+    #[serde(default, skip_serializing_if = "Family::is_llama")]
+    pub family: Family,
+}
+
+/// Which block structure the graph builder lays out.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    /// Llama: pre-norm blocks, interleaved RoPE, SwiGLU FFN.
+    #[default]
+    Llama,
+    /// Gemma 3 (llama.cpp's `gemma3`; Hugging Face's `Gemma3ForCausalLM`).
+    Gemma3(Gemma3Shape),
+}
+
+impl Family {
+    /// Whether it is [`Family::Llama`] (the default, left out of serialized graphs).
+    pub fn is_llama(&self) -> bool {
+        matches!(self, Family::Llama)
+    }
+
+    /// Its name in reports (`llama`, `gemma3`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Family::Llama => "llama",
+            Family::Gemma3(_) => "gemma3",
+        }
+    }
+}
+
+/// What Gemma 3 adds to the shared sizes of [`LlamaConfig`]: block `l` (from 0) attends
+/// globally when `(l + 1) % global_every == 0`, else over the last `sliding_window` positions
+/// (itself included) with RoPE base `rope_local_base`; the global blocks use
+/// [`LlamaConfig::rope_base`]. The embedding is scaled by `sqrt(hidden)`; the FFN is GELU-gated
+/// (tanh approximation); attention scores are scaled by `1 / sqrt(head_dim)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gemma3Shape {
+    /// Positions a local block's query sees, itself included.
+    pub sliding_window: usize,
+    /// Every this-many-th block is global.
+    pub global_every: usize,
+    /// RoPE base of the local blocks.
+    pub rope_local_base: f32,
+}
+
+impl Gemma3Shape {
+    /// Whether block `l` (from 0) attends globally.
+    pub fn is_global(&self, l: usize) -> bool {
+        (l + 1) % self.global_every == 0
+    }
 }
 
 pub use crate::moe::{ExpertId, Gating, MoeConfig, MAX_EXPERTS, MAX_EXPERT_FFNS};
@@ -127,6 +186,20 @@ impl LlamaConfig {
         if !(self.rms_eps.is_finite() && self.rms_eps >= 0.0 && self.rope_base.is_finite() && self.rope_base > 0.0) {
             return Err(format!("RMSNorm epsilon {} or RoPE base {} out of range", self.rms_eps, self.rope_base));
         }
+        if let Family::Gemma3(g) = &self.family {
+            if g.sliding_window == 0
+                || g.global_every == 0
+                || !(g.rope_local_base.is_finite() && g.rope_local_base > 0.0)
+            {
+                return Err(format!(
+                    "Gemma 3 sliding window {}, global every {} blocks, local RoPE base {} (each must be positive)",
+                    g.sliding_window, g.global_every, g.rope_local_base
+                ));
+            }
+            if self.moe.is_some() {
+                return Err("a Gemma 3 mixture of experts is not supported".into());
+            }
+        }
         Ok(())
     }
 }
@@ -175,12 +248,23 @@ pub enum Op {
         /// The table (vocab x hidden).
         table: WeightId,
     },
-    /// `x * w / sqrt(mean(x^2) + eps)`.
+    /// `x * w / sqrt(mean(x^2) + eps)`, over the whole input or over each of its `heads` equal
+    /// parts on its own (Gemma's norms of queries and keys, one gain for every head).
     RmsNorm {
         /// Input.
         input: NodeId,
-        /// Per-channel gain.
+        /// Per-channel gain (the input's length, or one part's).
         weight: WeightId,
+        /// Parts normalized each on its own (1: the whole vector).
+        #[serde(default = "one", skip_serializing_if = "is_one")]
+        heads: usize,
+    },
+    /// `factor * x` (Gemma's embedding scale).
+    Scale {
+        /// Input.
+        input: NodeId,
+        /// The factor.
+        factor: f32,
     },
     /// `W x` for a weight of M outputs x K inputs: lowered to the Sparse SIMT core.
     Linear {
@@ -218,12 +302,20 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         mean: Option<WeightId>,
     },
-    /// Rotary position embedding on `heads` heads of `head_dim`, interleaved pairs (GGUF order).
+    /// Rotary position embedding on `heads` heads of `head_dim`: pair `i` of a head is
+    /// elements (2i, 2i+1) ([`RopeStyle::Interleaved`], Llama as GGUF stores it) or
+    /// (i, i + head_dim/2) ([`RopeStyle::Halves`], Gemma); rotated by `position / base^(2i/head_dim)`.
     Rope {
         /// Input (heads x head_dim).
         input: NodeId,
         /// Number of heads in the input.
         heads: usize,
+        /// Which elements pair up.
+        #[serde(default, skip_serializing_if = "RopeStyle::is_interleaved")]
+        style: RopeStyle,
+        /// The base frequency, where it is not [`LlamaConfig::rope_base`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        base: Option<f32>,
     },
     /// Causal attention of one query over the layer's KV cache, after appending `k` and `v`.
     Attention {
@@ -235,9 +327,20 @@ pub enum Op {
         v: NodeId,
         /// Whose cache.
         layer: LayerId,
+        /// Positions the query sees, itself included (none: all of them).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<usize>,
     },
     /// `silu(gate) * up`.
     SwiGlu {
+        /// Gate projection.
+        gate: NodeId,
+        /// Up projection.
+        up: NodeId,
+    },
+    /// `gelu(gate) * up`, GELU in its tanh approximation:
+    /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+    GeGlu {
         /// Gate projection.
         gate: NodeId,
         /// Up projection.
@@ -257,13 +360,41 @@ impl Op {
     pub fn operands(&self) -> Vec<NodeId> {
         match *self {
             Op::Embed { .. } => Vec::new(),
-            Op::RmsNorm { input, .. } | Op::Linear { input, .. } | Op::Rope { input, .. } => vec![input],
+            Op::RmsNorm { input, .. } | Op::Linear { input, .. } | Op::Rope { input, .. } | Op::Scale { input, .. } => {
+                vec![input]
+            }
             Op::Attention { q, k, v, .. } => vec![q, k, v],
-            Op::SwiGlu { gate: a, up: b } | Op::Add { a, b } => vec![a, b],
+            Op::SwiGlu { gate: a, up: b } | Op::GeGlu { gate: a, up: b } | Op::Add { a, b } => vec![a, b],
             Op::Route { logits, .. } => vec![logits],
             Op::Combine { route, ref experts, .. } => std::iter::once(route).chain(experts.iter().copied()).collect(),
         }
     }
+}
+
+/// RoPE's pairing of a head's elements ([`Op::Rope`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RopeStyle {
+    /// Elements (2i, 2i+1): Llama, whose GGUF converter permutes Q and K rows to this order.
+    #[default]
+    Interleaved,
+    /// Elements (i, i + head_dim/2): Gemma (llama.cpp's NEOX RoPE; Hugging Face's `rotate_half`).
+    Halves,
+}
+
+impl RopeStyle {
+    /// Whether it is the default, [`RopeStyle::Interleaved`].
+    pub fn is_interleaved(&self) -> bool {
+        *self == RopeStyle::Interleaved
+    }
+}
+
+fn one() -> usize {
+    1
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
 }
 
 /// A node: an operation and the size of the vector it produces.
@@ -302,9 +433,19 @@ pub struct Graph {
     pub nodes: Vec<Node>,
 }
 
+mod gemma3;
+
 impl Graph {
-    /// The decode step of a Llama-family model with GGUF tensor names.
-    pub fn llama(config: &LlamaConfig) -> Graph {
+    /// The decode step of a model of `config`'s family, with GGUF tensor names.
+    pub fn decoder(config: &LlamaConfig) -> Graph {
+        match &config.family {
+            Family::Llama => Graph::llama(config),
+            Family::Gemma3(shape) => Graph::gemma3(config, shape),
+        }
+    }
+
+    /// The decode step of a Llama-family model.
+    fn llama(config: &LlamaConfig) -> Graph {
         let mut g = Graph { config: config.clone(), weights: Vec::new(), nodes: Vec::new() };
         let (h, kv) = (config.hidden, config.kv_heads * config.head_dim);
         let embed = g.weight("token_embd.weight", config.vocab, h);
@@ -313,17 +454,29 @@ impl Graph {
             let layer = LayerId(l as u32);
             let name = |s: &str| format!("blk.{l}.{s}");
             let norm = g.weight(&name("attn_norm.weight"), 1, h);
-            let xn = g.node(&name("attn_norm"), Op::RmsNorm { input: x, weight: norm }, h);
+            let xn = g.node(&name("attn_norm"), Op::RmsNorm { input: x, weight: norm, heads: 1 }, h);
             let q = g.linear(&name("attn_q"), xn, LinearKind::Q, Some(layer), config.heads * config.head_dim, h);
             let k = g.linear(&name("attn_k"), xn, LinearKind::K, Some(layer), kv, h);
             let v = g.linear(&name("attn_v"), xn, LinearKind::V, Some(layer), kv, h);
-            let q = g.node(&name("rope_q"), Op::Rope { input: q, heads: config.heads }, config.heads * config.head_dim);
-            let k = g.node(&name("rope_k"), Op::Rope { input: k, heads: config.kv_heads }, kv);
-            let att = g.node(&name("attention"), Op::Attention { q, k, v, layer }, config.heads * config.head_dim);
+            let q = g.node(
+                &name("rope_q"),
+                Op::Rope { input: q, heads: config.heads, style: RopeStyle::Interleaved, base: None },
+                config.heads * config.head_dim,
+            );
+            let k = g.node(
+                &name("rope_k"),
+                Op::Rope { input: k, heads: config.kv_heads, style: RopeStyle::Interleaved, base: None },
+                kv,
+            );
+            let att = g.node(
+                &name("attention"),
+                Op::Attention { q, k, v, layer, window: None },
+                config.heads * config.head_dim,
+            );
             let o = g.linear(&name("attn_output"), att, LinearKind::O, Some(layer), h, config.heads * config.head_dim);
             x = g.node(&name("attn_residual"), Op::Add { a: x, b: o }, h);
             let norm = g.weight(&name("ffn_norm.weight"), 1, h);
-            let xn = g.node(&name("ffn_norm"), Op::RmsNorm { input: x, weight: norm }, h);
+            let xn = g.node(&name("ffn_norm"), Op::RmsNorm { input: x, weight: norm, heads: 1 }, h);
             let ffn = match &config.moe {
                 None => g.swiglu_ffn(l, xn, None, config.ffn, h),
                 Some(m) => g.mixture(l, xn, layer, m, h),
@@ -331,7 +484,7 @@ impl Graph {
             x = g.node(&name("ffn_residual"), Op::Add { a: x, b: ffn }, h);
         }
         let norm = g.weight("output_norm.weight", 1, h);
-        let x = g.node("output_norm", Op::RmsNorm { input: x, weight: norm }, h);
+        let x = g.node("output_norm", Op::RmsNorm { input: x, weight: norm, heads: 1 }, h);
         let head = if config.tied_output { embed } else { g.weight("output.weight", config.vocab, h) };
         let input = x;
         g.node(
@@ -452,6 +605,7 @@ impl LlamaConfig {
             context: 64,
             tied_output: true,
             moe: None,
+            family: Family::Llama,
         }
     }
 
@@ -479,7 +633,11 @@ mod tests {
 
     #[test]
     fn every_operand_is_an_earlier_node_of_the_right_length() {
-        for g in [Graph::llama(&tiny()), Graph::llama(&LlamaConfig::tiny_moe())] {
+        for g in [
+            Graph::decoder(&tiny()),
+            Graph::decoder(&LlamaConfig::tiny_moe()),
+            Graph::decoder(&LlamaConfig::tiny_gemma3()),
+        ] {
             operands_come_first_with_their_lengths(&g);
         }
     }
@@ -489,7 +647,15 @@ mod tests {
             let before = |id: NodeId| assert!((id.0 as usize) < i, "{} reads a later node", n.name);
             match n.op {
                 Op::Embed { .. } => {}
-                Op::RmsNorm { input, .. } | Op::Rope { input, .. } => before(input),
+                Op::RmsNorm { input, weight, heads } => {
+                    before(input);
+                    assert_eq!(g.node_at(input).len, n.len, "{}", n.name);
+                    assert_eq!(g.weight_at(weight).cols * heads, n.len, "{}", n.name);
+                }
+                Op::Rope { input, .. } | Op::Scale { input, .. } => {
+                    before(input);
+                    assert_eq!(g.node_at(input).len, n.len, "{}", n.name);
+                }
                 Op::Linear { input, weight, expert, .. } => {
                     before(input);
                     assert_eq!(g.node_at(input).len, g.weight_at(weight).cols, "{}", n.name);
@@ -513,7 +679,7 @@ mod tests {
                     }
                 }
                 Op::Attention { q, k, v, .. } => [q, k, v].into_iter().for_each(before),
-                Op::SwiGlu { gate: a, up: b } | Op::Add { a, b } => {
+                Op::SwiGlu { gate: a, up: b } | Op::GeGlu { gate: a, up: b } | Op::Add { a, b } => {
                     before(a);
                     before(b);
                     assert_eq!(g.node_at(a).len, g.node_at(b).len);
@@ -524,7 +690,7 @@ mod tests {
 
     #[test]
     fn a_llama_step_has_seven_linears_per_layer_and_a_tied_head() {
-        let g = Graph::llama(&tiny());
+        let g = Graph::decoder(&tiny());
         assert_eq!(g.linears().count(), 2 * 7 + 1);
         let (_, head, kind, _) = g.linears().last().unwrap();
         assert_eq!(kind, LinearKind::LmHead);
@@ -535,7 +701,7 @@ mod tests {
     #[test]
     fn a_mixture_block_has_a_router_and_three_guarded_linears_per_expert() {
         let config = LlamaConfig::tiny_moe();
-        let g = Graph::llama(&config);
+        let g = Graph::decoder(&config);
         // Per layer: q k v o, the router, 4 experts x (gate, up, down); then the head.
         assert_eq!(g.linears().count(), 2 * (4 + 1 + 4 * 3) + 1);
         let guarded: Vec<_> = g
@@ -557,7 +723,7 @@ mod tests {
 
     #[test]
     fn a_dense_config_serializes_without_a_moe_key_and_a_bad_mixture_is_refused() {
-        let json = serde_json::to_string(&Graph::llama(&tiny())).unwrap();
+        let json = serde_json::to_string(&Graph::decoder(&tiny())).unwrap();
         assert!(!json.contains("moe") && !json.contains("expert"), "old graphs keep their bytes");
         let mut c = LlamaConfig::tiny_moe();
         c.moe.as_mut().unwrap().top_k = 5;

@@ -11,11 +11,16 @@
 //! | op | element ops | special functions |
 //! |---|---|---|
 //! | embedding lookup (n) | n (the copy) | 0 |
-//! | RMSNorm (n) | 3n (square-accumulate, scale, gain) | 1 (rsqrt) |
+//! | RMSNorm (n, in h parts) | 3n (square-accumulate, scale, gain) | h (rsqrt) |
 //! | RoPE (n) | 3n (four multiplies and two adds per pair) | n (a sin and a cos per pair) |
 //! | attention, vector part (h heads, p positions) | 4hp (scale, max, subtract, sum) | 2hp (exp, reciprocal-multiply) |
 //! | SwiGLU (n) | 2n (multiply, add) | 2n (exp, reciprocal) |
+//! | GeGLU (n) | 6n (cube, multiply-adds, halving, product) | n (tanh) |
+//! | scale (n) | n | 0 |
 //! | residual add (n) | n | 0 |
+//!
+//! Attention with a sliding window (Gemma 3's local blocks) counts the positions inside the
+//! window only.
 //!
 //! The vector unit's time and energy follow from these counts and `Arch::vector_unit`
 //! (`lacuna_model::program`). The compiler writes it into every program; [`crate::program::check`]
@@ -63,6 +68,9 @@ pub enum Work {
         heads: u32,
         /// Per-head size.
         head_dim: u32,
+        /// Positions a query sees at most (none: all).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<u64>,
     },
 }
 
@@ -95,17 +103,23 @@ impl Work {
         match *self {
             Work::Linear => (0, 0),
             Work::Elementwise { ops, specials } => (ops, specials),
-            Work::Attention { heads, .. } => (4 * heads as u64 * positions, 2 * heads as u64 * positions),
+            Work::Attention { heads, window, .. } => {
+                let positions = window.map_or(positions, |w| positions.min(w));
+                (4 * heads as u64 * positions, 2 * heads as u64 * positions)
+            }
         }
     }
 
     /// Core jobs at a step with `positions` cached positions (attention only).
     pub fn core_jobs(&self, positions: u64) -> Vec<DenseJobs> {
         match *self {
-            Work::Attention { heads, head_dim } => vec![
-                DenseJobs { m: positions, k: head_dim as u64, count: heads as u64 },
-                DenseJobs { m: head_dim as u64, k: positions, count: heads as u64 },
-            ],
+            Work::Attention { heads, head_dim, window } => {
+                let positions = window.map_or(positions, |w| positions.min(w));
+                vec![
+                    DenseJobs { m: positions, k: head_dim as u64, count: heads as u64 },
+                    DenseJobs { m: head_dim as u64, k: positions, count: heads as u64 },
+                ]
+            }
             _ => Vec::new(),
         }
     }
@@ -121,13 +135,23 @@ pub fn place(graph: &Graph) -> Vec<Placed> {
             let len = n.len as u64;
             let (unit, work) = match n.op {
                 Op::Linear { .. } => (Unit::Core, Work::Linear),
-                Op::Attention { .. } => {
-                    (Unit::Core, Work::Attention { heads: c.heads as u32, head_dim: c.head_dim as u32 })
-                }
+                Op::Attention { window, .. } => (
+                    Unit::Core,
+                    Work::Attention {
+                        heads: c.heads as u32,
+                        head_dim: c.head_dim as u32,
+                        window: window.map(|w| w as u64),
+                    },
+                ),
                 Op::Embed { .. } => (Unit::VectorUnit, Work::Elementwise { ops: len, specials: 0 }),
-                Op::RmsNorm { .. } => (Unit::VectorUnit, Work::Elementwise { ops: 3 * len, specials: 1 }),
+                // One rsqrt per part normalized on its own.
+                Op::RmsNorm { heads, .. } => {
+                    (Unit::VectorUnit, Work::Elementwise { ops: 3 * len, specials: heads as u64 })
+                }
                 Op::Rope { .. } => (Unit::VectorUnit, Work::Elementwise { ops: 3 * len, specials: len }),
                 Op::SwiGlu { .. } => (Unit::VectorUnit, Work::Elementwise { ops: 2 * len, specials: 2 * len }),
+                Op::GeGlu { .. } => (Unit::VectorUnit, Work::Elementwise { ops: 6 * len, specials: len }),
+                Op::Scale { .. } => (Unit::VectorUnit, Work::Elementwise { ops: len, specials: 0 }),
                 Op::Add { .. } => (Unit::VectorUnit, Work::Elementwise { ops: len, specials: 0 }),
                 // Softmax over the experts (an exponential each), then k passes to find the top k.
                 Op::Route { top_k, .. } => {
@@ -153,7 +177,7 @@ mod tests {
 
     #[test]
     fn every_node_is_placed_and_attention_grows_with_the_positions() {
-        let g = Graph::llama(&crate::graph::LlamaConfig::tiny());
+        let g = Graph::decoder(&crate::graph::LlamaConfig::tiny());
         let p = place(&g);
         assert_eq!(p.len(), g.nodes.len());
         let att = p.iter().find(|p| matches!(p.work, Work::Attention { .. })).unwrap();
@@ -163,5 +187,18 @@ mod tests {
         assert_eq!(linears, g.linears().count());
         // RMSNorm of 8: 24 element operations and one rsqrt.
         assert_eq!(p[1].work, Work::Elementwise { ops: 24, specials: 1 });
+    }
+
+    #[test]
+    fn a_sliding_window_caps_the_attention_work_and_per_head_norms_take_an_rsqrt_each() {
+        let g = Graph::decoder(&crate::graph::LlamaConfig::tiny_gemma3());
+        let p = place(&g);
+        let att: Vec<&Work> = p.iter().filter(|p| matches!(p.work, Work::Attention { .. })).map(|p| &p.work).collect();
+        // Blocks 0 and 1 see 2 positions, block 2 (global) all of them.
+        assert_eq!(att[0].vector(5), (4 * 4 * 2, 2 * 4 * 2));
+        assert_eq!(att[0].core_jobs(5)[0], DenseJobs { m: 2, k: 2, count: 4 });
+        assert_eq!(att[2].vector(5), (4 * 4 * 5, 2 * 4 * 5));
+        let qn = p.iter().find(|p| p.name == "blk.0.attn_q_norm").unwrap();
+        assert_eq!(qn.work, Work::Elementwise { ops: 3 * 8, specials: 4 });
     }
 }

@@ -6,7 +6,7 @@ use crate::cmd::Percent;
 use anyhow::{bail, Context, Result};
 use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::compile::{compile, CompileOptions};
-use lacuna_compiler::models::SMOLLM2_135M;
+use lacuna_compiler::models;
 use lacuna_compiler::passes::prune_weights::PruneMethod;
 use lacuna_spec::trace::write_trace;
 use lacuna_spec::Arch;
@@ -62,14 +62,15 @@ pub struct Args {
 
 /// Resolves a model argument: a file, or the name of a pinned model in the cache.
 pub fn model_path(model: &str) -> Result<PathBuf> {
-    if model == SMOLLM2_135M.name {
-        return SMOLLM2_135M.locate().map_err(anyhow::Error::msg);
+    if let Some(m) = models::ALL.iter().find(|m| m.name == model) {
+        return m.locate().map_err(anyhow::Error::msg);
     }
     let p = PathBuf::from(model);
     if !p.exists() {
+        let names: Vec<String> = models::ALL.iter().map(|m| format!("`{}`", m.name)).collect();
         bail!(
-            "{model}: no such file or directory (give a GGUF file, a Hugging Face checkpoint directory or `{}`)",
-            SMOLLM2_135M.name
+            "{model}: no such file or directory (give a GGUF file, a Hugging Face checkpoint directory or one of {})",
+            names.join(", ")
         );
     }
     Ok(p)
@@ -132,8 +133,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let ckpt = Checkpoint::open(&path)?;
     say(&format!("read {}", path.display()));
     let mut c = compile(ckpt, &opts, say).map_err(anyhow::Error::msg)?;
-    if a.model == SMOLLM2_135M.name {
-        c.program.model_sha256 = Some(SMOLLM2_135M.sha256.into());
+    if let Some(m) = models::ALL.iter().find(|m| m.name == a.model) {
+        c.program.model_sha256 = Some(m.sha256.into());
     }
     c.program.write(&a.out, &c.image)?;
     let trace_path = a.out.join("trace.lctr");

@@ -21,7 +21,7 @@ pub const MAX_FORWARD_TOKENS: usize = 1024;
 /// Arguments of `lacuna forward`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A checkpoint of the Llama family: a GGUF file, a Hugging Face directory, or `smollm2-135m`.
+    /// A checkpoint (Llama or Gemma 3 family): a GGUF file, a Hugging Face directory, or a pinned name (`smollm2-135m`, `gemma3-270m`).
     model: String,
     /// Token ids to feed, comma-separated.
     #[arg(long, value_delimiter = ',', required_unless_present = "prompt", conflicts_with = "prompt")]

@@ -109,7 +109,7 @@ fn check_graph(p: &Program) -> Result<(), String> {
     if let Some(m) = &p.graph.config.moe {
         return Err(format!("its graph is a mixture of {} experts, which programs do not carry yet", m.experts));
     }
-    let built = Graph::llama(&p.graph.config);
+    let built = Graph::decoder(&p.graph.config);
     if built != p.graph {
         let what = if built.weights != p.graph.weights {
             "its weights".to_string()
