@@ -104,6 +104,13 @@ const LONG: &[(&str, &str)] = &[
         "lacuna eval smollm2-135m --levels 0,30,50,70 --out eval/",
         "tests/cli.rs: eval_reports_accuracy_beside_speed_on_a_small_text",
     ),
+    // The second family's real checkpoint compiled (about a minute release; its 262,144-row head
+    // makes a 540 MB image), then simulated; the tiny Gemma 3 program runs the same code.
+    (
+        "lacuna compile gemma3-270m -o gemma-w50a50/",
+        "compiler/src/gemma3_tests.rs: a_gemma3_program_passes_the_program_check",
+    ),
+    ("lacuna simulate gemma-w50a50/", "compiler/src/gemma3_tests.rs: a_gemma3_program_passes_the_program_check"),
     // Yosys, the cell library and OpenSTA on every `tiny` block, and Yosys on its tops (minutes).
     ("lacuna emit-verilog --arch tiny -o verilog/ --check", "testbench/tests/synthesis.rs"),
 ];

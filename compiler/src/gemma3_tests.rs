@@ -1,7 +1,7 @@
 //! Gemma 3 on tiny random checkpoints: the reader of its GGUF keys and SentencePiece vocabulary,
 //! the forward's sliding window, the kernels it adds, and a program built for it. (The real
 //! checkpoint against candle: `tests/candle_check.rs`; its tokenizer and a sanity prompt:
-//! `tests/gemma3.rs`.)
+//! `tests/real_model.rs`.)
 
 use crate::checkpoint::test_models::random_checkpoint;
 use crate::checkpoint::Checkpoint;

@@ -88,9 +88,11 @@ impl Tokenizer {
         let mut t = match model {
             "gpt2" => Self::bpe_from_gguf(file)?,
             "llama" => Self::spm_from_gguf(file)?,
-            _ => return Err(missing(format!(
+            _ => {
+                return Err(missing(format!(
                 "tokenizer.ggml.model is {model:?}; only byte-level BPE (gpt2) and SentencePiece (llama) are supported"
-            ))),
+            )))
+            }
         };
         let id = |key: &str| -> Result<Option<TokenId>, GgufError> {
             match file.metadata.get(key) {
