@@ -404,6 +404,18 @@ pub(crate) mod test_models {
         tiny_gguf_with(tokens, vec![])
     }
 
+    /// Every weight of a checkpoint as an F32 GGUF tensor (GGUF dims: columns first; a gain alone).
+    pub fn f32_tensors(ckpt: &Checkpoint) -> Vec<RawTensor> {
+        (ckpt.graph.weights.iter().zip(&ckpt.weights))
+            .map(|(w, m)| RawTensor {
+                name: w.tensor.clone(),
+                dims: if w.rows == 1 { vec![w.cols as u64] } else { vec![w.cols as u64, w.rows as u64] },
+                dtype: GgmlType::F32,
+                data: m.data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            })
+            .collect()
+    }
+
     /// [`tiny_gguf`] with more metadata.
     pub fn tiny_gguf_with(tokens: usize, extra: Vec<(String, MetaValue)>) -> Vec<u8> {
         let c = LlamaConfig::tiny();
@@ -426,18 +438,7 @@ pub(crate) mod test_models {
         .into_iter()
         .chain(extra)
         .collect::<Vec<_>>();
-        let tensors = ckpt
-            .graph
-            .weights
-            .iter()
-            .zip(&ckpt.weights)
-            .map(|(w, m)| RawTensor {
-                name: w.tensor.clone(),
-                dims: if w.rows == 1 { vec![w.cols as u64] } else { vec![w.cols as u64, w.rows as u64] },
-                dtype: GgmlType::F32,
-                data: m.data.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            })
-            .collect::<Vec<_>>();
+        let tensors = f32_tensors(&ckpt);
         write_gguf(&meta, &tensors)
     }
 

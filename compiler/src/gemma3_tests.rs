@@ -3,10 +3,10 @@
 //! checkpoint against candle: `tests/candle_check.rs`; its tokenizer and a sanity prompt:
 //! `tests/real_model.rs`.)
 
-use crate::checkpoint::test_models::random_checkpoint;
+use crate::checkpoint::test_models::{f32_tensors, random_checkpoint};
 use crate::checkpoint::Checkpoint;
 use crate::forward::{Dense, Forward};
-use crate::gguf::{write_gguf, GgmlType, GgufFile, MetaValue, RawTensor};
+use crate::gguf::{write_gguf, GgufFile, MetaValue};
 use crate::kernels::{gelu_tanh, rope_halves};
 use crate::tokenizer::TokenId;
 use lacuna_spec::graph::{Family, Gemma3Shape, LlamaConfig};
@@ -101,14 +101,7 @@ fn tiny_gemma3_gguf(extra: Vec<(&str, MetaValue)>) -> (Checkpoint, Vec<u8>) {
         meta.retain(|(m, _)| m != k);
         meta.push((k.into(), v));
     }
-    let tensors: Vec<RawTensor> = (ckpt.graph.weights.iter().zip(&ckpt.weights))
-        .map(|(w, m)| RawTensor {
-            name: w.tensor.clone(),
-            dims: if w.rows == 1 { vec![w.cols as u64] } else { vec![w.cols as u64, w.rows as u64] },
-            dtype: GgmlType::F32,
-            data: m.data.iter().flat_map(|v| v.to_le_bytes()).collect(),
-        })
-        .collect();
+    let tensors = f32_tensors(&ckpt);
     (ckpt, write_gguf(&meta, &tensors))
 }
 

@@ -10,13 +10,14 @@
 use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::corpus::{fortunes, Split};
 use lacuna_compiler::forward::{argmax, greedy, Dense, Forward};
-use lacuna_compiler::models::{GEMMA3_270M, SMOLLM2_135M};
+use lacuna_compiler::models::{RealModel, GEMMA3_270M, SMOLLM2_135M};
 use lacuna_compiler::tokenizer::TokenId;
 use std::sync::OnceLock;
 
-fn smollm2() -> Option<&'static Checkpoint> {
-    static CKPT: OnceLock<Option<Checkpoint>> = OnceLock::new();
-    CKPT.get_or_init(|| match SMOLLM2_135M.locate() {
+/// A pinned model from the cache, loaded once per test binary (`None`: skipped where it is
+/// missing and not required).
+fn cached(model: RealModel, cell: &'static OnceLock<Option<Checkpoint>>) -> Option<&'static Checkpoint> {
+    cell.get_or_init(|| match model.locate() {
         Ok(path) => Some(Checkpoint::open(&path).expect("the pinned checkpoint loads")),
         Err(e) if std::env::var("LACUNA_REQUIRE_MODELS").as_deref() == Ok("1") => panic!("{e}"),
         Err(e) => {
@@ -25,6 +26,11 @@ fn smollm2() -> Option<&'static Checkpoint> {
         }
     })
     .as_ref()
+}
+
+fn smollm2() -> Option<&'static Checkpoint> {
+    static CKPT: OnceLock<Option<Checkpoint>> = OnceLock::new();
+    cached(SMOLLM2_135M, &CKPT)
 }
 
 fn ids(v: &[u32]) -> Vec<TokenId> {
@@ -147,15 +153,7 @@ fn the_tokenizer_gives_the_ids_of_hugging_faces_tokenizers_on_the_whole_corpus()
 
 fn gemma3() -> Option<&'static Checkpoint> {
     static CKPT: OnceLock<Option<Checkpoint>> = OnceLock::new();
-    CKPT.get_or_init(|| match GEMMA3_270M.locate() {
-        Ok(path) => Some(Checkpoint::open(&path).expect("the pinned checkpoint loads")),
-        Err(e) if std::env::var("LACUNA_REQUIRE_MODELS").as_deref() == Ok("1") => panic!("{e}"),
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            None
-        }
-    })
-    .as_ref()
+    cached(GEMMA3_270M, &CKPT)
 }
 
 #[test]
