@@ -180,10 +180,9 @@ fn mixture_of(file: &GgufFile) -> Result<Option<MoeConfig>, GgufError> {
     }))
 }
 
-/// The Gemma 3 block pattern, as llama.cpp's `gemma3` reads it: the sliding window from
-/// `gemma3.attention.sliding_window`, every 6th block global (or
-/// `gemma3.attention.sliding_window_pattern`), local RoPE base 10,000 (or
-/// `gemma3.rope.freq_base_swa`). Refused: a mixture of experts, and the 62-block model (27B),
+/// The Gemma 3 block pattern: the sliding window from `gemma3.attention.sliding_window`, every
+/// 6th block global and local RoPE base 10,000 (what llama.cpp's `gemma3` hard-codes), or what
+/// `gemma3.attention.sliding_window_pattern` and `gemma3.rope.freq_base_swa` say where present. Refused: a mixture of experts, and the 62-block model (27B),
 /// whose attention llama.cpp scales by `hidden / heads` instead of the head size.
 fn gemma3_shape(file: &GgufFile, layers: usize) -> Result<Family, GgufError> {
     let refuse = |message: String| GgufError::Missing { path: file.path.clone(), message };
@@ -309,8 +308,7 @@ impl Checkpoint {
             rms_eps: file.require_f64(&key("attention.layer_norm_rms_epsilon"))? as f32,
             rope_base: match file.metadata.get(&key("rope.freq_base")) {
                 Some(_) => file.require_f64(&key("rope.freq_base"))? as f32,
-                // llama.cpp's defaults: Llama's 10,000; Gemma 3's global blocks 1,000,000.
-                None if gemma => 1_000_000.0,
+                None if gemma => return Err(missing("gemma3.rope.freq_base is missing".into())),
                 None => 10_000.0,
             },
             context: get("context_length")?,

@@ -377,7 +377,9 @@ impl<'a> Batch<'a> {
                             Op::RmsNorm { input, weight, heads } => {
                                 let x = val(input, b);
                                 let gain = &ckpt.weight(weight).data;
-                                x.chunks(x.len() / heads.max(1)).flat_map(|x| rms_norm(x, gain, c.rms_eps)).collect()
+                                // The graph's check holds gain x heads = the input's length.
+                                debug_assert_eq!(gain.len() * heads, x.len(), "{}", node.name);
+                                x.chunks_exact(gain.len().max(1)).flat_map(|x| rms_norm(x, gain, c.rms_eps)).collect()
                             }
                             Op::Scale { input, factor } => val(input, b).iter().map(|x| x * factor).collect(),
                             Op::Rope { input, style, .. } => {

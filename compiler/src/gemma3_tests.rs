@@ -50,7 +50,8 @@ fn gelu_and_half_split_rope_compute_their_formulas() {
 }
 
 /// A tiny Gemma 3 GGUF: llama.cpp's `gemma3` keys, an SPM vocabulary (bytes, then `▁a`, `b`,
-/// `<bos>`), random F32 weights; the checkpoint it was written from.
+/// `<bos>`), random F32 weights; the checkpoint it was written from. `extra` replaces keys (an
+/// empty array: leaves the key out).
 fn tiny_gemma3_gguf(extra: Vec<(&str, MetaValue)>) -> (Checkpoint, Vec<u8>) {
     let c = LlamaConfig { vocab: 260, ..LlamaConfig::tiny_gemma3() };
     let ckpt = random_checkpoint(&c, 3);
@@ -96,10 +97,14 @@ fn tiny_gemma3_gguf(extra: Vec<(&str, MetaValue)>) -> (Checkpoint, Vec<u8>) {
         ("tokenizer.ggml.bos_token_id".into(), u32v(258)),
         ("tokenizer.ggml.eos_token_id".into(), u32v(259)),
         ("tokenizer.ggml.add_bos_token".into(), MetaValue::Bool(true)),
+        ("tokenizer.ggml.add_space_prefix".into(), MetaValue::Bool(false)),
     ];
     for (k, v) in extra {
         meta.retain(|(m, _)| m != k);
-        meta.push((k.into(), v));
+        // A unit value: the key is left out.
+        if v != MetaValue::Array(Vec::new()) {
+            meta.push((k.into(), v));
+        }
     }
     let tensors = f32_tensors(&ckpt);
     (ckpt, write_gguf(&meta, &tensors))
@@ -140,6 +145,9 @@ fn gemma3_keys_the_graph_cannot_honour_are_refused() {
         (vec![("tokenizer.ggml.scores", MetaValue::Array(vec![MetaValue::F32(0.0)]))], "scores"),
         (vec![("tokenizer.ggml.bos_token_id", MetaValue::U32(999))], "bos_token_id"),
         (vec![("tokenizer.ggml.add_space_prefix", MetaValue::Bool(true))], "add_space_prefix"),
+        // llama.cpp's default for a SentencePiece vocabulary without the key is a space prefix.
+        (vec![("tokenizer.ggml.add_space_prefix", MetaValue::Array(Vec::new()))], "add_space_prefix"),
+        (vec![("gemma3.rope.freq_base", MetaValue::Array(Vec::new()))], "freq_base is missing"),
     ];
     for (extra, says) in cases {
         let e = read(extra).unwrap_err();

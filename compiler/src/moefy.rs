@@ -88,6 +88,10 @@ pub fn moefy(
     if c.moe.is_some() {
         return Err(shape("it is a mixture already".into()));
     }
+    // The split, its routers and the expert policies assume Llama's SwiGLU blocks.
+    if !c.family.is_llama() {
+        return Err(shape(format!("a {} model cannot be split yet (Llama family only)", c.family.name())));
+    }
     if experts == 0 || c.ffn % experts != 0 {
         return Err(shape(format!("the FFN size {} is not a multiple of the experts", c.ffn)));
     }

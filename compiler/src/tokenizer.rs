@@ -104,7 +104,12 @@ impl Tokenizer {
             }
         };
         t.eos = id("tokenizer.ggml.eos_token_id")?;
-        if let Some(MetaValue::Bool(true)) = file.metadata.get("tokenizer.ggml.add_bos_token") {
+        // llama.cpp adds BOS to SentencePiece text unless the file says not to.
+        let add_bos = match file.metadata.get("tokenizer.ggml.add_bos_token") {
+            Some(MetaValue::Bool(b)) => *b,
+            _ => model == "llama",
+        };
+        if add_bos {
             t.bos = Some(id("tokenizer.ggml.bos_token_id")?.ok_or_else(|| {
                 missing("tokenizer.ggml.add_bos_token is true but tokenizer.ggml.bos_token_id is missing".into())
             })?);
@@ -134,8 +139,18 @@ impl Tokenizer {
             _ => return Err(missing("tokenizer.ggml.scores is missing or not one number per token".into())),
         };
         let types = token_types(file, tokens.len())?;
-        let special = (0..tokens.len() as u32).filter(|&i| matches!(types[i as usize], 3 | 4)).collect();
+        // Unknown, control and user-defined tokens, as llama.cpp's special-token cache holds them.
+        let special = (0..tokens.len() as u32).filter(|&i| matches!(types[i as usize], 2..=4)).collect();
         let spm = Spm::new(&tokens, scores);
+        if let Some(b) = spm.bytes.iter().position(Option::is_none) {
+            return Err(missing(format!("the vocabulary has no byte token <0x{b:02X}> (every byte needs one)")));
+        }
+        // llama.cpp adds a space prefix to SentencePiece text unless the file says not to.
+        if !matches!(file.metadata.get("tokenizer.ggml.add_space_prefix"), Some(MetaValue::Bool(false))) {
+            return Err(missing(
+                "tokenizer.ggml.add_space_prefix is not false: a space prefix is not supported".into(),
+            ));
+        }
         let mut t = Self::from_parts(tokens, Vec::new(), special, None);
         t.spm = Some(spm);
         Ok(t)
