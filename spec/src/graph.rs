@@ -91,29 +91,6 @@ impl Family {
     }
 }
 
-/// What Gemma 3 adds to the shared sizes of [`LlamaConfig`]: block `l` (from 0) attends
-/// globally when `(l + 1) % global_every == 0`, else over the last `sliding_window` positions
-/// (itself included) with RoPE base `rope_local_base`; the global blocks use
-/// [`LlamaConfig::rope_base`]. The embedding is scaled by `sqrt(hidden)`; the FFN is GELU-gated
-/// (tanh approximation); attention scores are scaled by `1 / sqrt(head_dim)`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Gemma3Shape {
-    /// Positions a local block's query sees, itself included.
-    pub sliding_window: usize,
-    /// Every this-many-th block is global.
-    pub global_every: usize,
-    /// RoPE base of the local blocks.
-    pub rope_local_base: f32,
-}
-
-impl Gemma3Shape {
-    /// Whether block `l` (from 0) attends globally.
-    pub fn is_global(&self, l: usize) -> bool {
-        (l + 1) % self.global_every == 0
-    }
-}
-
 pub use crate::moe::{ExpertId, Gating, MoeConfig, MAX_EXPERTS, MAX_EXPERT_FFNS};
 
 /// The expert a linear layer belongs to, and the node whose routing decides whether it runs.
@@ -434,6 +411,7 @@ pub struct Graph {
 }
 
 mod gemma3;
+pub use gemma3::Gemma3Shape;
 
 impl Graph {
     /// The decode step of a model of `config`'s family, with GGUF tensor names.
