@@ -5,6 +5,7 @@
 //! non-zero exit status, never a backtrace.
 
 mod cmd;
+mod front_plot;
 mod mem_trace;
 mod report;
 mod table;

@@ -410,6 +410,16 @@ fn compile_and_eval_refuse_bad_arguments_clearly() {
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--moe", "16x4", "--channel-budget=-1"]), "--channel-budget");
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--moe", "16x4", "--policies", "greedy"]), "unknown policy");
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--moe", "16x4", "--expert-budget", "0"]), "--expert-budget");
+    // The front's options without it, and a single level's with it, would be ignored.
+    assert_refused_by_clap(&lacuna(&["eval", "--weight-levels", "30"]), "--front");
+    assert_refused_by_clap(&lacuna(&["eval", "--front", "--levels", "30"]), "cannot be used with");
+    assert_refused_by_clap(&lacuna(&["eval", "--allocation", "best"]), "unknown allocation");
+    assert_refused_by_clap(&lacuna(&["compile", "smollm2-135m", "--allocation", "owl", "-o", o]), "unknown allocation");
+    assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--tokens", "10"]), "--tokens goes with --moe or --front");
+    assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--allocation", "uniform,sensitivity"]), "one allocation");
+    assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--front", "--weight-levels", "100"]), "--weight-levels");
+    assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--front", "--tokens", "1"]), "--tokens");
+    assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--front", "--allocation", "uniform,uniform"]), "twice");
     // A mixture's options without a mixture, and dual sparsity's with one, would be ignored.
     assert_refused_by_clap(&lacuna(&["eval", "--tree", "2x2"]), "--moe");
     assert_refused_by_clap(&lacuna(&["eval", "--channel-budget", "0.5"]), "--moe");
@@ -642,4 +652,53 @@ fn eval_reports_accuracy_beside_speed_on_a_small_text() {
     assert!(speedup > 1.0 && speedup < 10.0, "50/50 must be faster than dense, within reason: {row}");
     assert!(row["energy_uj_per_token"].as_f64().unwrap() < row["dense_energy_uj_per_token"].as_f64().unwrap());
     assert!(out.path().join("eval.json").exists() && out.path().join("eval.csv").exists());
+}
+
+/// `eval --front` end to end on a few tokens: one point under the sensitivity allocation (OWL
+/// per block, the measured per-kind activation levels), its front and target entries, and the
+/// JSON, CSV and SVG written.
+#[test]
+fn eval_front_reports_each_point_with_its_allocation_and_writes_the_figure() {
+    if common::skip_without_smollm2() {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let o = lacuna(&[
+        "eval",
+        "smollm2-135m",
+        "--front",
+        "--allocation",
+        "sensitivity",
+        "--weight-levels",
+        "50",
+        "--act-levels",
+        "50",
+        "--tokens",
+        "16",
+        "--calibration-docs",
+        "1",
+        "--max-tokens",
+        "16",
+        "--json",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let p = &v["points"][0];
+    assert_eq!((p["allocation"].as_str(), p["weight_sparsity"].as_f64()), (Some("sensitivity"), Some(0.5)), "{p}");
+    let blocks: Vec<f64> =
+        p["weight_sparsity_by_block"].as_array().unwrap().iter().map(|b| b.as_f64().unwrap()).collect();
+    assert_eq!(blocks.len(), 30, "SmolLM2's 30 blocks: {p}");
+    assert!((blocks.iter().sum::<f64>() / 30.0 - 0.5).abs() < 1e-9, "OWL keeps the mean: {blocks:?}");
+    assert!(blocks.iter().any(|&b| b != 0.5), "and moves blocks off it: {blocks:?}");
+    assert_eq!(p["act_sparsity_by_kind"].as_object().unwrap().len(), 4, "{p}");
+    assert_eq!(p["on_front"], true, "a lone point is on its front");
+    assert!(p["speedup_vs_dense"].as_f64().unwrap() > 1.0 && p["perplexity"].as_f64().unwrap() > 1.0, "{p}");
+    assert_eq!(v["targets"].as_array().unwrap().len(), 2, "{v}");
+    for f in ["front.json", "front.csv", "front.svg"] {
+        assert!(out.path().join(f).exists(), "{f}");
+    }
+    let svg = std::fs::read_to_string(out.path().join("front.svg")).unwrap();
+    assert!(svg.contains("sensitivity (Pareto front)"), "the figure names its curve");
 }

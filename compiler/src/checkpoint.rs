@@ -49,7 +49,7 @@ pub enum CheckpointError {
 }
 
 /// A loaded checkpoint.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Checkpoint {
     /// Where it came from (the file name).
     pub source: String,
@@ -452,6 +452,7 @@ pub(crate) mod test_models {
             weight_sparsity: 0.0,
             prune_method: "wanda".into(),
             act_sparsity: 0.0,
+            allocation: "uniform".into(),
             calibration: "none".into(),
             calibration_tokens: 0,
             held_out_act_sparsity: 0.0,

@@ -6,16 +6,19 @@
 //! prompt → the program (manifest, image, trace). Each stage reports progress through a
 //! callback, so the CLI can show it.
 
-use crate::calibrate::capture;
+use crate::calibrate::{capture, Capture};
 use crate::checkpoint::{Checkpoint, Matrix};
 use crate::corpus::{fortunes, join, Split, SOURCE};
 use crate::forward::{argmax, Batch, LinearExec, LinearSite};
 use crate::passes::act_thresholds::{calibrate, Sparsify, Thresholds};
+use crate::passes::allocate::{
+    kind_levels, kind_thresholds, measure_kinds, owl, Allocation, InputKind, KindSensitivity, SENSITIVITY_DOCS,
+};
 use crate::passes::lower::lower_linears;
-use crate::passes::prune_weights::{prune_model, PruneMethod};
+use crate::passes::prune_weights::{prune_blocks, prune_model, PruneMethod};
 use crate::tokenizer::TokenId;
 use half::f16;
-use lacuna_spec::graph::NodeId;
+use lacuna_spec::graph::{LayerId, NodeId};
 use lacuna_spec::program::{Program, Settings};
 use lacuna_spec::trace::{Trace, TraceHeader, TraceInput, TraceReader};
 use lacuna_spec::Arch;
@@ -30,6 +33,8 @@ pub struct CompileOptions {
     pub method: PruneMethod,
     /// Target activation sparsity (0..1).
     pub act_sparsity: f64,
+    /// Where the targets go: the same everywhere, or by measured sensitivity.
+    pub allocation: Allocation,
     /// The target architecture.
     pub arch: Arch,
     /// Calibration documents (4 fortunes each).
@@ -52,6 +57,7 @@ impl CompileOptions {
             weight_sparsity,
             method,
             act_sparsity,
+            allocation: Allocation::Uniform,
             arch,
             calibration_docs: 32,
             held_out_docs: 8,
@@ -77,6 +83,10 @@ pub struct Compiled {
     pub checkpoint: Checkpoint,
     /// The activation thresholds.
     pub thresholds: Thresholds,
+    /// Each block's weight sparsity under the sensitivity allocation (empty when uniform).
+    pub block_weight_sparsity: BTreeMap<LayerId, f64>,
+    /// Each input kind's activation sparsity under the sensitivity allocation.
+    pub act_levels: Option<BTreeMap<InputKind, f64>>,
 }
 
 /// Records each step's linear-layer inputs (FP16) while an inner executor computes.
@@ -116,65 +126,194 @@ pub fn compile(
             m.top_k
         ));
     }
-    let docs = |split, n: usize| -> Result<Vec<String>, String> {
-        let all = join(&fortunes(split)?, 4);
-        Ok(all.into_iter().take(n).collect())
-    };
-    let calib = docs(Split::Calibration, opts.calibration_docs)?;
-    let held = docs(Split::HeldOut, opts.held_out_docs)?;
-    let tokens_of = |c: &Checkpoint, texts: &[String]| -> Vec<Vec<TokenId>> {
-        texts.iter().map(|t| c.tokenizer.encode(t).into_iter().take(opts.max_tokens).collect()).collect()
-    };
-
+    let calib = texts(Split::Calibration, opts.calibration_docs)?;
     let mut calibration_tokens = 0;
+    let mut block_weight_sparsity = BTreeMap::new();
     if opts.weight_sparsity > 0.0 {
-        progress(&format!("pruning to {:.0} % ({:?})", 100.0 * opts.weight_sparsity, opts.method));
-        let dense_capture = match opts.method {
-            PruneMethod::Wanda => {
+        progress(&format!(
+            "pruning to {:.0} % ({:?}, {})",
+            100.0 * opts.weight_sparsity,
+            opts.method,
+            opts.allocation.name()
+        ));
+        let dense_capture = match needs_dense_capture(opts) {
+            true => {
                 let (cap, n) = capture(&ckpt, &calib, opts.max_tokens).map_err(|e| format!("calibration: {e}"))?;
                 calibration_tokens = n;
                 Some(cap)
             }
-            PruneMethod::Magnitude => None,
+            false => None,
         };
-        prune_model(&mut ckpt, opts.method, opts.weight_sparsity, dense_capture.as_ref()).map_err(|e| e.to_string())?;
+        block_weight_sparsity = prune(&mut ckpt, opts, dense_capture.as_ref())?;
     }
-    let mut thresholds = Thresholds::default();
-    let mut held_out_act_sparsity = 0.0;
+    let mut cal = None;
     if opts.act_sparsity > 0.0 {
         progress(&format!("calibrating activation thresholds for {:.0} %", 100.0 * opts.act_sparsity));
-        let (cap, n) = capture(&ckpt, &calib, opts.max_tokens).map_err(|e| format!("calibration: {e}"))?;
-        calibration_tokens = n;
-        thresholds = calibrate(&ckpt, &cap, opts.act_sparsity).map_err(|e| e.to_string())?;
-        progress("measuring activation sparsity on held-out text");
-        let mut sp = Sparsify::new(&thresholds);
-        crate::forward::run_sequences(&ckpt, &tokens_of(&ckpt, &held), 16, &mut sp, None).map_err(|e| e.to_string())?;
-        held_out_act_sparsity = sp.sparsity();
+        let c = calibrate_pruned(&ckpt, opts, &mut progress)?;
+        calibration_tokens = c.tokens;
+        cal = Some(c);
+    }
+    let p = finish(&ckpt, cal.as_ref(), opts, calibration_tokens, progress)?;
+    Ok(Compiled {
+        program: p.program,
+        image: p.image,
+        trace: p.trace,
+        generated: p.generated,
+        checkpoint: ckpt,
+        thresholds: p.thresholds,
+        block_weight_sparsity,
+        act_levels: p.act_levels,
+    })
+}
+
+/// The first `n` documents (4 fortunes each) of a split of the text.
+pub fn texts(split: Split, n: usize) -> Result<Vec<String>, String> {
+    Ok(join(&fortunes(split)?, 4).into_iter().take(n).collect())
+}
+
+/// Whether pruning under `opts` reads the dense model's calibration capture (Wanda's input
+/// norms, OWL's outlier ratios).
+pub fn needs_dense_capture(opts: &CompileOptions) -> bool {
+    opts.weight_sparsity > 0.0 && (opts.method == PruneMethod::Wanda || opts.allocation == Allocation::Sensitivity)
+}
+
+/// Prunes `ckpt` (dense) to `opts.weight_sparsity` under its method and allocation;
+/// `dense_capture` is the dense model's ([`needs_dense_capture`]). Returns each block's
+/// sparsity (empty when uniform).
+pub fn prune(
+    ckpt: &mut Checkpoint,
+    opts: &CompileOptions,
+    dense_capture: Option<&Capture>,
+) -> Result<BTreeMap<LayerId, f64>, String> {
+    let x = opts.weight_sparsity;
+    match opts.allocation {
+        Allocation::Uniform => prune_model(ckpt, opts.method, x, dense_capture).map(|_| BTreeMap::new()),
+        Allocation::Sensitivity => {
+            let per_block = owl(ckpt, dense_capture, opts.method, x);
+            prune_blocks(ckpt, opts.method, &|l| per_block.get(&l).copied().unwrap_or(x), dense_capture)
+                .map(|_| per_block)
+        }
+    }
+    .map_err(|e| e.to_string())
+}
+
+/// What the activation thresholds are calibrated from: the pruned model's calibration capture
+/// and, under the sensitivity allocation, each input kind's measured sensitivity.
+#[derive(Clone, Debug)]
+pub struct Calibration {
+    /// The capture.
+    pub capture: Capture,
+    /// Its tokens.
+    pub tokens: usize,
+    /// The measured sensitivity (sensitivity allocation only).
+    pub kinds: Option<KindSensitivity>,
+}
+
+/// Calibrates the pruned `ckpt` for `opts` (what [`finish`] needs when `opts.act_sparsity > 0`).
+pub fn calibrate_pruned(
+    ckpt: &Checkpoint,
+    opts: &CompileOptions,
+    mut progress: impl FnMut(&str),
+) -> Result<Calibration, String> {
+    let calib = texts(Split::Calibration, opts.calibration_docs)?;
+    let (capture, tokens) = capture(ckpt, &calib, opts.max_tokens).map_err(|e| format!("calibration: {e}"))?;
+    let kinds = match opts.allocation {
+        Allocation::Uniform => None,
+        Allocation::Sensitivity => {
+            progress("measuring each input kind's sensitivity (37 passes over 4 calibration documents)");
+            let docs: Vec<Vec<TokenId>> = calib
+                .iter()
+                .take(SENSITIVITY_DOCS)
+                .map(|t| ckpt.tokenizer.encode(t).into_iter().take(opts.max_tokens).collect())
+                .collect();
+            Some(measure_kinds(ckpt, &capture, &docs)?)
+        }
+    };
+    Ok(Calibration { capture, tokens, kinds })
+}
+
+/// A program of a pruned model, before it is bundled with the checkpoint.
+#[derive(Debug)]
+pub struct ProgramParts {
+    /// The manifest.
+    pub program: Program,
+    /// The memory image.
+    pub image: Vec<u8>,
+    /// The decode trace.
+    pub trace: Trace,
+    /// The trace's generated text.
+    pub generated: String,
+    /// The activation thresholds.
+    pub thresholds: Thresholds,
+    /// Each input kind's activation sparsity under the sensitivity allocation.
+    pub act_levels: Option<BTreeMap<InputKind, f64>>,
+}
+
+/// The rest of a compile after pruning: the activation thresholds under the allocation (from
+/// `cal`, the pruned model's calibration, needed when `opts.act_sparsity > 0`), the sparsity they reach
+/// on the held-out text (skipped when `opts.held_out_docs` is 0), lowering, the program and its
+/// decode trace.
+pub fn finish(
+    ckpt: &Checkpoint,
+    cal: Option<&Calibration>,
+    opts: &CompileOptions,
+    calibration_tokens: usize,
+    mut progress: impl FnMut(&str),
+) -> Result<ProgramParts, String> {
+    let held = texts(Split::HeldOut, opts.held_out_docs)?;
+    let mut thresholds = Thresholds::default();
+    let mut held_out_act_sparsity = 0.0;
+    let mut act_levels = None;
+    if opts.act_sparsity > 0.0 {
+        let cal = cal.ok_or("activation thresholds need the pruned model's calibration")?;
+        thresholds = match &cal.kinds {
+            None => calibrate(ckpt, &cal.capture, opts.act_sparsity),
+            Some(k) => {
+                let levels = kind_levels(k, opts.act_sparsity);
+                let t = kind_thresholds(ckpt, &cal.capture, &levels, opts.act_sparsity);
+                act_levels = Some(levels);
+                t
+            }
+        }
+        .map_err(|e| e.to_string())?;
+        if !held.is_empty() {
+            progress("measuring activation sparsity on held-out text");
+            let held_tokens: Vec<Vec<TokenId>> =
+                held.iter().map(|t| ckpt.tokenizer.encode(t).into_iter().take(opts.max_tokens).collect()).collect();
+            let mut sp = Sparsify::new(&thresholds);
+            crate::forward::run_sequences(ckpt, &held_tokens, 16, &mut sp, None).map_err(|e| e.to_string())?;
+            held_out_act_sparsity = sp.sparsity();
+        }
     }
 
     progress(&format!("lowering {} linear layers for arch {}", ckpt.graph.linears().count(), opts.arch.name));
-    let lowered = lower_linears(&ckpt, &thresholds, &opts.arch).map_err(|e| e.to_string())?;
-
+    let lowered = lower_linears(ckpt, &thresholds, &opts.arch).map_err(|e| e.to_string())?;
     let settings = Settings {
         weight_sparsity: opts.weight_sparsity,
         prune_method: format!("{:?}", opts.method).to_lowercase(),
         act_sparsity: opts.act_sparsity,
-        calibration: format!("{SOURCE}: fortunes, {} documents of 4, up to {} tokens", calib.len(), opts.max_tokens),
+        allocation: opts.allocation.name().into(),
+        calibration: format!(
+            "{SOURCE}: fortunes, {} documents of 4, up to {} tokens",
+            texts(Split::Calibration, opts.calibration_docs)?.len(),
+            opts.max_tokens
+        ),
         calibration_tokens,
         held_out_act_sparsity,
         held_out: format!("{SOURCE}: riddles, {} documents of 4", held.len()),
     };
-    let (program, image) = crate::program::assemble(&ckpt.graph, &lowered, &opts.arch, model_name(&ckpt), settings);
+    let (program, image) = crate::program::assemble(&ckpt.graph, &lowered, &opts.arch, model_name(ckpt), settings);
     progress("recording the decode trace");
     let settings_text = format!(
-        "weights {:.0} % {:?}, activations {:.0} %",
+        "weights {:.0} % {:?}, activations {:.0} %, {} allocation",
         100.0 * opts.weight_sparsity,
         opts.method,
-        100.0 * opts.act_sparsity
+        100.0 * opts.act_sparsity,
+        opts.allocation.name()
     );
     let (trace, generated) =
-        record_trace(&ckpt, &thresholds, &program.layers, &opts.prompt, opts.generate, settings_text)?;
-    Ok(Compiled { program, image, trace, generated, checkpoint: ckpt, thresholds })
+        record_trace(ckpt, &thresholds, &program.layers, &opts.prompt, opts.generate, settings_text)?;
+    Ok(ProgramParts { program, image, trace, generated, thresholds, act_levels })
 }
 
 /// How programs and traces name the model: its name and file.

@@ -166,6 +166,7 @@ fn a_gemma3_program_passes_the_program_check() {
         weight_sparsity: 0.0,
         prune_method: "wanda".into(),
         act_sparsity: 0.0,
+        allocation: "uniform".into(),
         calibration: "none".into(),
         calibration_tokens: 0,
         held_out_act_sparsity: 0.0,

@@ -7,6 +7,7 @@ use anyhow::{bail, Context, Result};
 use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::compile::{compile, CompileOptions};
 use lacuna_compiler::models;
+use lacuna_compiler::passes::allocate::Allocation;
 use lacuna_compiler::passes::prune_weights::PruneMethod;
 use lacuna_spec::trace::write_trace;
 use lacuna_spec::Arch;
@@ -30,6 +31,11 @@ pub struct Args {
     /// Pruning method: magnitude or wanda.
     #[arg(long, conflicts_with = "moe", default_value = "wanda")]
     method: String,
+    /// Where the sparsity goes: `uniform` (every layer at the targets) or `sensitivity` (the
+    /// targets as means: weights per block by OWL's outlier ratios, activations per input by
+    /// TEAL's greedy allocation on measured output error; docs/compiler.md).
+    #[arg(long, conflicts_with = "moe", value_parser = clap::value_parser!(Allocation), default_value = "uniform")]
+    allocation: Allocation,
     /// Architecture: a preset (edge, tiny) or a TOML file.
     #[arg(long, conflicts_with = "moe", default_value = "edge")]
     arch: String,
@@ -119,6 +125,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         calibration_docs,
         held_out_docs: a.held_out_docs,
         max_tokens: a.max_tokens,
+        allocation: a.allocation,
         ..CompileOptions::new(
             arch,
             a.weight_sparsity.partial_fraction("weight-sparsity")?,
@@ -149,13 +156,26 @@ pub fn run(a: Args) -> Result<ExitCode> {
     ));
     println!("model          {}", c.program.model);
     println!("arch           {} ({})", opts.arch.name, c.program.arch_hash);
-    println!("weights        {:.0} % pruned ({})", 100.0 * s.weight_sparsity, s.prune_method);
+    println!(
+        "weights        {:.0} % pruned ({}, {} allocation)",
+        100.0 * s.weight_sparsity,
+        s.prune_method,
+        s.allocation
+    );
     println!(
         "activations    {:.0} % target; {:.1} % reached on held-out text ({})",
         100.0 * s.act_sparsity,
         100.0 * s.held_out_act_sparsity,
         s.held_out
     );
+    if !c.block_weight_sparsity.is_empty() {
+        let v: Vec<String> = c.block_weight_sparsity.values().map(|v| format!("{:.0}", 100.0 * v)).collect();
+        println!("  by block (%)  {} (OWL)", v.join(" "));
+    }
+    if let Some(levels) = &c.act_levels {
+        let v: Vec<String> = levels.iter().map(|(k, v)| format!("{k:?} {:.0} %", 100.0 * v)).collect();
+        println!("  by input      {} (measured sensitivity)", v.join(", "));
+    }
     println!("calibration    {} ({} tokens)", s.calibration, s.calibration_tokens);
     println!("trace          {:?} -> {:?}", opts.prompt, c.generated);
     Ok(ExitCode::SUCCESS)

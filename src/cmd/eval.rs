@@ -17,6 +17,7 @@ use lacuna_compiler::compile::{compile, CompileOptions};
 use lacuna_compiler::corpus::{fortunes, join, Split, SOURCE};
 use lacuna_compiler::eval::{accuracy, Accuracy, Numerics};
 use lacuna_compiler::passes::act_thresholds::Thresholds;
+use lacuna_compiler::passes::allocate::Allocation;
 use lacuna_compiler::passes::prune_weights::PruneMethod;
 use lacuna_compiler::tokenizer::TokenId;
 use lacuna_model::energy::EnergyTable;
@@ -56,9 +57,26 @@ pub struct Args {
     /// side by side.
     #[arg(long)]
     moe: Option<MoeShape>,
-    /// With --moe: tokens generated per prompt.
-    #[arg(long, requires = "moe", default_value_t = 24)]
-    tokens: usize,
+    /// With --moe: tokens generated per prompt [default: 24]; with --front: evaluation tokens in
+    /// all [default: 512].
+    #[arg(long)]
+    tokens: Option<usize>,
+    /// The accuracy-speed front instead of levels: every mean weight x activation sparsity of
+    /// the grid under each allocation, its Pareto front, and the fastest point within 5 % and
+    /// 10 % of dense perplexity (with --out: front.json, front.csv, front.svg).
+    #[arg(long, conflicts_with_all = ["moe", "levels"])]
+    front: bool,
+    /// With --front: mean weight sparsity levels in percent.
+    #[arg(long, requires = "front", value_delimiter = ',', default_values = ["0", "10", "20", "30", "40", "50", "60", "70"])]
+    weight_levels: Vec<Percent>,
+    /// With --front: mean activation sparsity levels in percent.
+    #[arg(long, requires = "front", value_delimiter = ',', default_values = ["0", "10", "20", "30", "40", "50", "60", "70"])]
+    act_levels: Vec<Percent>,
+    /// Where the sparsity goes: uniform (every layer at the level) or sensitivity (the level as
+    /// a mean: OWL per block for weights, TEAL's greedy allocation per input for activations)
+    /// [default: uniform; with --front: uniform,sensitivity].
+    #[arg(long, conflicts_with = "moe", value_delimiter = ',', value_parser = clap::value_parser!(Allocation))]
+    allocation: Vec<Allocation>,
     /// With --moe: generation prompts (16 tokens of held-out fortunes each).
     #[arg(long, requires = "moe", default_value_t = 3)]
     prompts: usize,
@@ -74,7 +92,8 @@ pub struct Args {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
-    /// Also write eval.json and eval.csv into this directory.
+    /// Also write eval.json and eval.csv (with --front: front.json, front.csv, front.svg) into
+    /// this directory.
     #[arg(long, conflicts_with = "moe")]
     out: Option<PathBuf>,
 }
@@ -119,6 +138,7 @@ struct Report<'a> {
     arch: String,
     arch_hash: String,
     method: String,
+    allocation: &'static str,
     eval_text: String,
     calibration_text: String,
     trace_prompt: &'static str,
@@ -131,6 +151,55 @@ const PROMPT: &str = "The capital of France is";
 const NUMERICS: &str = "accuracy: golden forward with the pruned weights and the hardware's activation drops, the linear layers in f32 (perplexity) and as the core computes them (perplexity core: the program's FP16 weights, FP16 activations, FP32 sums in column order; attention, norms, RoPE, SiLU in f32); the dense reference is the f32 dense model; speed and energy: the cycle model on the compiled program";
 const SCOPE: &str = "speed and energy cover the whole decode step (linear layers on the core, attention as dense core jobs over the KV cache, the vector unit), averaged over the trace's steps; dense: the linear layers as dense FP16 GEMV on the same hardware. SmolLM2 is a dense SiLU model, not a ReLU model, and not a MoE";
 
+/// A compiled program's whole decode step on the cycle model, averaged over its trace's steps,
+/// beside the same step with the linear layers as dense FP16 GEMV on the same hardware.
+pub struct DecodeSpeed {
+    /// Cycles a token.
+    pub cycles: f64,
+    /// Dense cycles a token.
+    pub dense_cycles: f64,
+    /// DRAM bytes a token.
+    pub dram_bytes: f64,
+    /// Energy a token (pJ).
+    pub energy_pj: f64,
+    /// Dense energy a token (pJ).
+    pub dense_energy_pj: f64,
+}
+
+impl DecodeSpeed {
+    /// Dense cycles over these.
+    pub fn speedup(&self) -> f64 {
+        self.dense_cycles / self.cycles.max(1.0)
+    }
+}
+
+/// Simulates every step of `trace` (recorded for `p`) and averages.
+pub fn decode_speed(
+    p: &lacuna_spec::program::LoadedProgram,
+    trace: &lacuna_spec::trace::Trace,
+    energy: &EnergyTable,
+) -> Result<DecodeSpeed> {
+    let base = dense_baselines(p, energy);
+    let steps = trace.steps.len();
+    let (mut cyc, mut dcyc, mut bytes, mut e, mut de) = (0u64, 0u64, 0u64, 0f64, 0f64);
+    for s in 0..steps {
+        let r = run_step(p, trace, s, energy, &base)?;
+        cyc += r.cycles;
+        dcyc += r.dense_cycles;
+        bytes += r.dram_bytes();
+        e += r.energy_pj();
+        de += r.dense_energy_pj();
+    }
+    let n = steps.max(1) as f64;
+    Ok(DecodeSpeed {
+        cycles: cyc as f64 / n,
+        dense_cycles: dcyc as f64 / n,
+        dram_bytes: bytes as f64 / n,
+        energy_pj: e / n,
+        dense_energy_pj: de / n,
+    })
+}
+
 pub fn run(a: Args) -> Result<ExitCode> {
     use crate::cmd::compile::{MAX_DOCS, MAX_DOC_TOKENS};
     let docs = a.docs.unwrap_or(if a.moe.is_some() { 3 } else { 16 });
@@ -140,7 +209,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         ("--calibration-docs", calibration_docs, MAX_DOCS),
         ("--max-tokens", a.max_tokens, MAX_DOC_TOKENS),
         ("--prompts", a.prompts, MAX_DOCS),
-        ("--tokens", a.tokens, MAX_DOC_TOKENS),
+        ("--tokens", a.tokens.unwrap_or(0), if a.front { MAX_DOCS * MAX_DOC_TOKENS } else { MAX_DOC_TOKENS }),
     ] {
         if v > max {
             bail!("{flag} must be at most {max}, got {v}");
@@ -152,7 +221,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             model_path: model_path(&a.model)?,
             moe,
             flags: a.moe_flags,
-            tokens: a.tokens,
+            tokens: a.tokens.unwrap_or(24),
             prompts: a.prompts,
             docs,
             calibration_docs,
@@ -162,6 +231,44 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     let arch = Arch::load(&a.arch)?;
     let method: PruneMethod = a.method.parse().map_err(anyhow::Error::msg)?;
+    // Every argument is checked before any work, so a mistake is one error line, at once.
+    if a.front {
+        let levels = |l: &[Percent], name| l.iter().map(|l| l.partial_fraction(name)).collect::<Result<Vec<f64>>>();
+        let (weight_levels, act_levels) =
+            (levels(&a.weight_levels, "weight-levels")?, levels(&a.act_levels, "act-levels")?);
+        let allocations = match a.allocation.is_empty() {
+            true => vec![Allocation::Uniform, Allocation::Sensitivity],
+            false => a.allocation.clone(),
+        };
+        if let Some(twice) = allocations.iter().enumerate().find(|(i, x)| allocations[..*i].contains(x)) {
+            bail!("--allocation names {} twice", twice.1.name());
+        }
+        let tokens = a.tokens.unwrap_or(512);
+        if tokens < 2 {
+            bail!("--tokens must be at least 2 (the first token of a text is not predicted), got {tokens}");
+        }
+        return crate::cmd::eval_front::run(crate::cmd::eval_front::FrontArgs {
+            model_path: model_path(&a.model)?,
+            weight_levels,
+            act_levels,
+            allocations,
+            method,
+            arch,
+            tokens,
+            calibration_docs,
+            max_tokens: a.max_tokens,
+            json: a.json,
+            out: a.out,
+        });
+    }
+    if a.tokens.is_some() {
+        bail!("--tokens goes with --moe or --front (the levels' evaluation text is --docs x --max-tokens)");
+    }
+    let allocation = match a.allocation.as_slice() {
+        [] => Allocation::Uniform,
+        [one] => *one,
+        _ => bail!("--allocation takes one allocation without --front"),
+    };
     let path = model_path(&a.model)?;
     // Every argument is checked before any work, so a mistake is one error line, at once.
     let fractions: Vec<f64> = a.levels.iter().map(|l| l.partial_fraction("levels")).collect::<Result<_>>()?;
@@ -182,6 +289,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     for (&level, &x) in a.levels.iter().zip(&fractions) {
         say(&format!("level {level} %: compiling"));
         let mut opts = CompileOptions::new(arch.clone(), x, method, x);
+        opts.allocation = allocation;
         opts.calibration_docs = calibration_docs;
         opts.max_tokens = a.max_tokens;
         opts.prompt = PROMPT.into();
@@ -207,18 +315,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         // Both runs drop the same activations up to FP16 rounding; report the measured one.
         let acc = f32_acc.as_ref().or(core_acc.as_ref()).expect("at least one numerics is measured");
         say(&format!("level {level} %: simulating the decode trace"));
-        let base = dense_baselines(&p, &energy);
-        let steps = c.trace.steps.len();
-        let (mut cyc, mut dcyc, mut bytes, mut e, mut de) = (0u64, 0u64, 0u64, 0f64, 0f64);
-        for s in 0..steps {
-            let r = run_step(&p, &c.trace, s, &energy, &base)?;
-            cyc += r.cycles;
-            dcyc += r.dense_cycles;
-            bytes += r.dram_bytes();
-            e += r.energy_pj();
-            de += r.dense_energy_pj();
-        }
-        let n = steps as f64;
+        let sp = decode_speed(&p, &c.trace, &energy)?;
         let clock = arch.clock_mhz as f64;
         rows.push(Row {
             level_percent: level.percent(),
@@ -232,13 +329,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
             mean_nll_core: core_acc.as_ref().map(|a| a.mean_nll),
             top1_agreement_with_dense_core: core_acc.as_ref().map(|a| a.top1_agreement),
             predicted_tokens: acc.predicted,
-            cycles_per_token: cyc as f64 / n,
-            latency_ms_per_token: cyc as f64 / n / clock / 1e3,
-            dense_latency_ms_per_token: dcyc as f64 / n / clock / 1e3,
-            speedup_vs_dense: dcyc as f64 / cyc.max(1) as f64,
-            dram_mb_per_token: bytes as f64 / n / 1e6,
-            energy_uj_per_token: e / n / 1e6,
-            dense_energy_uj_per_token: de / n / 1e6,
+            cycles_per_token: sp.cycles,
+            latency_ms_per_token: sp.cycles / clock / 1e3,
+            dense_latency_ms_per_token: sp.dense_cycles / clock / 1e3,
+            speedup_vs_dense: sp.speedup(),
+            dram_mb_per_token: sp.dram_bytes / 1e6,
+            energy_uj_per_token: sp.energy_pj / 1e6,
+            dense_energy_uj_per_token: sp.dense_energy_pj / 1e6,
             trace_answer: c.generated.clone(),
         });
     }
@@ -247,6 +344,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         arch: arch.name.clone(),
         arch_hash: arch.hash().to_string(),
         method: a.method.clone(),
+        allocation: allocation.name(),
         eval_text: format!(
             "{SOURCE}: literature, {} documents of 4 entries, up to {} tokens",
             eval_docs.len(),
@@ -288,7 +386,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!("model        {}", report.model);
-    println!("arch         {} ({}), {} MHz; pruning {}", report.arch, report.arch_hash, arch.clock_mhz, report.method);
+    println!(
+        "arch         {} ({}), {} MHz; pruning {}, {} allocation",
+        report.arch, report.arch_hash, arch.clock_mhz, report.method, report.allocation
+    );
     println!("eval text    {}", report.eval_text);
     println!("calibration  {}", report.calibration_text);
     println!("numerics     {NUMERICS}");

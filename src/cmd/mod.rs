@@ -6,6 +6,7 @@ pub mod cosim;
 pub mod emit_verilog;
 pub mod encode;
 pub mod eval;
+pub mod eval_front;
 pub mod eval_moe;
 pub mod forward;
 pub mod inspect;

@@ -15,7 +15,7 @@
 
 use crate::calibrate::Capture;
 use crate::checkpoint::{Checkpoint, Matrix};
-use lacuna_spec::graph::{LinearKind, NodeId, Op};
+use lacuna_spec::graph::{LayerId, LinearKind, NodeId, Op};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -117,9 +117,23 @@ pub fn prune_model(
     if !(0.0..1.0).contains(&fraction) {
         return Err(PruneError::BadTarget(fraction));
     }
+    prune_blocks(ckpt, method, &|_| fraction, calibration)
+}
+
+/// Prunes every linear layer of block `l` to `fraction(l)` (the LM head is not pruned).
+pub fn prune_blocks(
+    ckpt: &mut Checkpoint,
+    method: PruneMethod,
+    fraction: &dyn Fn(LayerId) -> f64,
+    calibration: Option<&Capture>,
+) -> Result<Vec<LayerPrune>, PruneError> {
     let mut out = Vec::new();
     let linears: Vec<_> = ckpt.graph.linears().filter(|l| l.2 != LinearKind::LmHead).collect();
-    for (node, weight, _, _) in linears {
+    for (node, weight, _, layer) in linears {
+        let f = layer.map_or(0.0, fraction);
+        if !(0.0..1.0).contains(&f) {
+            return Err(PruneError::BadTarget(f));
+        }
         let n = ckpt.graph.node_at(node);
         let name = n.name.clone();
         let Op::Linear { input, .. } = n.op else { continue };
@@ -133,7 +147,7 @@ pub fn prune_model(
             ),
         };
         let w = &mut ckpt.weights[weight.0 as usize];
-        let zeros = prune_matrix(w, method, fraction, norms.as_deref());
+        let zeros = prune_matrix(w, method, f, norms.as_deref());
         out.push(LayerPrune { node, name, weights: (w.rows * w.cols) as u64, zeros });
     }
     Ok(out)

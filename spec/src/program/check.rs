@@ -149,6 +149,9 @@ fn check_settings(p: &Program) -> Result<(), String> {
     if !["magnitude", "wanda"].contains(&s.prune_method.as_str()) {
         return Err(format!("settings.prune_method {:?} is not magnitude or wanda", s.prune_method));
     }
+    if !["uniform", "sensitivity"].contains(&s.allocation.as_str()) {
+        return Err(format!("settings.allocation {:?} is not uniform or sensitivity", s.allocation));
+    }
     if let Some(sum) = &p.model_sha256 {
         if sum.len() != 64 || !sum.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!("model_sha256 {sum:?} is not 64 hex digits"));

@@ -51,6 +51,11 @@ pub struct Settings {
     pub prune_method: String,
     /// Target activation sparsity of every block linear's input (0..1).
     pub act_sparsity: f64,
+    /// How the targets are placed over the layers (`uniform`, or `sensitivity`: per block and
+    /// per input from measured sensitivity, the targets being means; each layer's own weight
+    /// zeros and threshold are in its entry). Programs from before it was recorded are uniform.
+    #[serde(default = "uniform")]
+    pub allocation: String,
     /// The calibration text and how much of it was used.
     pub calibration: String,
     /// Calibration tokens.
@@ -59,6 +64,10 @@ pub struct Settings {
     pub held_out_act_sparsity: f64,
     /// The held-out text.
     pub held_out: String,
+}
+
+fn uniform() -> String {
+    "uniform".into()
 }
 
 /// One linear layer of the program.
