@@ -692,7 +692,11 @@ fn eval_front_reports_each_point_with_its_allocation_and_writes_the_figure() {
     assert_eq!(blocks.len(), 30, "SmolLM2's 30 blocks: {p}");
     assert!((blocks.iter().sum::<f64>() / 30.0 - 0.5).abs() < 1e-9, "OWL keeps the mean: {blocks:?}");
     assert!(blocks.iter().any(|&b| b != 0.5), "and moves blocks off it: {blocks:?}");
-    assert_eq!(p["act_sparsity_by_kind"].as_object().unwrap().len(), 4, "{p}");
+    assert_eq!(
+        p["act_sparsity_by_kind"].as_object().unwrap().len(),
+        5,
+        "four kinds of block input and the head's: {p}"
+    );
     assert_eq!(p["on_front"], true, "a lone point is on its front");
     assert!(p["speedup_vs_dense"].as_f64().unwrap() > 1.0 && p["perplexity"].as_f64().unwrap() > 1.0, "{p}");
     assert_eq!(v["targets"].as_array().unwrap().len(), 2, "{v}");

@@ -94,19 +94,22 @@ impl LinearExec for Capture {
 }
 
 /// Runs each text through the model (dense), up to 16 side by side, and records the linear
-/// layers' inputs; each text is its own sequence, truncated to `max_tokens`. Returns the
+/// layers' inputs (the LM head's too when `head`: it costs the head's product at every
+/// position); each text is its own sequence, truncated to `max_tokens`. Returns the
 /// capture and the tokens seen. A forward error (a token outside the embedding table, a text
 /// longer than the context) is returned, never a capture of fewer tokens than it claims.
 pub fn capture(
     ckpt: &Checkpoint,
     texts: &[String],
     max_tokens: usize,
+    head: bool,
 ) -> Result<(Capture, usize), crate::forward::ForwardError> {
     let mut cap = Capture::new();
     let lists: Vec<Vec<TokenId>> =
         texts.iter().map(|t| ckpt.tokenizer.encode(t).into_iter().take(max_tokens).collect()).collect();
     let tokens = lists.iter().map(Vec::len).sum();
-    crate::forward::run_sequences(ckpt, &lists, 16, &mut cap, None)?;
+    let mut nothing = |_: usize, _: usize, _: &[f32]| {};
+    crate::forward::run_sequences(ckpt, &lists, 16, &mut cap, head.then_some(&mut nothing as &mut _))?;
     Ok((cap, tokens))
 }
 
@@ -122,9 +125,9 @@ mod tests {
         // reported as "calibration (32 tokens)".
         let ckpt = random_checkpoint(&LlamaConfig { context: 4, ..LlamaConfig::tiny() }, 1);
         let text = vec!["ab ab ab ab ab ab ab ab".to_string()];
-        let e = capture(&ckpt, &text, 64).unwrap_err();
+        let e = capture(&ckpt, &text, 64, false).unwrap_err();
         assert!(e.to_string().contains("context of 4 tokens is full"), "{e}");
-        let (cap, tokens) = capture(&ckpt, &text, 4).unwrap();
+        let (cap, tokens) = capture(&ckpt, &text, 4, false).unwrap();
         assert_eq!(tokens, 4);
         assert!(cap.inputs.values().all(|r| r.tokens == 4));
     }

@@ -138,7 +138,8 @@ pub fn compile(
         ));
         let dense_capture = match needs_dense_capture(opts) {
             true => {
-                let (cap, n) = capture(&ckpt, &calib, opts.max_tokens).map_err(|e| format!("calibration: {e}"))?;
+                let (cap, n) =
+                    capture(&ckpt, &calib, opts.max_tokens, false).map_err(|e| format!("calibration: {e}"))?;
                 calibration_tokens = n;
                 Some(cap)
             }
@@ -216,11 +217,13 @@ pub fn calibrate_pruned(
     mut progress: impl FnMut(&str),
 ) -> Result<Calibration, String> {
     let calib = texts(Split::Calibration, opts.calibration_docs)?;
-    let (capture, tokens) = capture(ckpt, &calib, opts.max_tokens).map_err(|e| format!("calibration: {e}"))?;
+    // The sensitivity allocation may threshold the LM head's input: capture it too.
+    let head = opts.allocation == Allocation::Sensitivity;
+    let (capture, tokens) = capture(ckpt, &calib, opts.max_tokens, head).map_err(|e| format!("calibration: {e}"))?;
     let kinds = match opts.allocation {
         Allocation::Uniform => None,
         Allocation::Sensitivity => {
-            progress("measuring each input kind's sensitivity (37 passes over 4 calibration documents)");
+            progress("measuring each input kind's sensitivity (46 passes over 4 calibration documents)");
             let docs: Vec<Vec<TokenId>> = calib
                 .iter()
                 .take(SENSITIVITY_DOCS)

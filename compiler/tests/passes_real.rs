@@ -30,7 +30,7 @@ const HELD_OUT_RELATIVE_BOUND: f64 = 0.1;
 #[test]
 fn wanda_and_magnitude_pruning_reach_their_target_exactly_on_every_layer() {
     let Some((ckpt, calib, _)) = real() else { return };
-    let (cap, tokens) = capture(&ckpt, &calib[..TEXTS], MAX_TOKENS).unwrap();
+    let (cap, tokens) = capture(&ckpt, &calib[..TEXTS], MAX_TOKENS, false).unwrap();
     assert!(tokens > 600, "only {tokens} calibration tokens");
     for method in [PruneMethod::Magnitude, PruneMethod::Wanda] {
         let mut pruned = Checkpoint::open(&SMOLLM2_135M.locate().unwrap()).unwrap();
@@ -45,7 +45,7 @@ fn wanda_and_magnitude_pruning_reach_their_target_exactly_on_every_layer() {
 #[test]
 fn activation_thresholds_reach_their_target_on_held_out_text() {
     let Some((ckpt, calib, held)) = real() else { return };
-    let (cap, _) = capture(&ckpt, &calib[..TEXTS], MAX_TOKENS).unwrap();
+    let (cap, _) = capture(&ckpt, &calib[..TEXTS], MAX_TOKENS, false).unwrap();
     for target in [0.3, 0.5, 0.7] {
         let th = calibrate(&ckpt, &cap, target).unwrap();
         assert_eq!(th.layers.len(), 30 * 7);

@@ -139,7 +139,7 @@ pub fn run(a: FrontArgs) -> Result<ExitCode> {
     let needs_dense =
         a.weight_levels.iter().any(|&w| a.allocations.iter().any(|&al| needs_dense_capture(&opts_at(al, w, 0.0))));
     let dense_capture: Option<(Capture, usize)> = match needs_dense {
-        true => Some(capture(&dense, &calib, a.max_tokens).map_err(|e| anyhow::anyhow!("calibration: {e}"))?),
+        true => Some(capture(&dense, &calib, a.max_tokens, false).map_err(|e| anyhow::anyhow!("calibration: {e}"))?),
         false => None,
     };
 

@@ -12,7 +12,7 @@
 //!     pruning the score is `|W_ij|`. The mean over blocks is the target exactly when the
 //!     blocks have equal sizes (every supported family's do).
 //!   - **activations per input kind** (attention's input, the output projection's, the FFN's,
-//!     the down projection's), in the spirit of TEAL's greedy allocation (Liu et al. 2024,
+//!     the down projection's, and the LM head's), in the spirit of TEAL's greedy allocation (Liu et al. 2024,
 //!     section 3.3), with the model's own output as the measure: each kind alone is
 //!     thresholded at 10 %, 20 %, ..., 90 % in every block and the divergence of the model's
 //!     next-token distribution from the unthresholded model's is measured on 4 calibration
@@ -20,10 +20,15 @@
 //!     least divergence per weight it lets the core skip is raised until the
 //!     parameter-weighted mean reaches the target ([`kind_levels`]); each input's threshold is
 //!     calibrated for its kind's level ([`kind_thresholds`]). TEAL allocates per layer within a
-//!     block by the block's output error; per kind with the model's divergence costs 37
-//!     forward passes, per layer would cost blocks times more.
+//!     block by the block's output error; per kind with the model's divergence costs 46
+//!     forward passes, per layer would cost blocks times more. The LM head is one of the kinds:
+//!     its input is thresholded exactly as far as its measured cost per weight skipped earns
+//!     against the blocks' (its weights count in the mean, so the blocks' inputs get less where
+//!     the head takes some).
 //!
-//! The LM head is neither pruned nor thresholded under either allocation.
+//! The LM head's weights are never pruned (in tied models they are the embedding table too);
+//! under the uniform allocation its input is not thresholded either (TEAL's and Wanda's
+//! setting).
 
 use crate::calibrate::Capture;
 use crate::checkpoint::Checkpoint;
@@ -130,6 +135,9 @@ pub enum InputKind {
     Ffn,
     /// The FFN's inner activation, read by down.
     FfnDown,
+    /// The final norm's output, read by the LM head (thresholded under the sensitivity
+    /// allocation only, and only as far as its measured cost earns).
+    Head,
 }
 
 impl InputKind {
@@ -140,7 +148,8 @@ impl InputKind {
             LinearKind::O => Some(InputKind::AttentionOut),
             LinearKind::Gate | LinearKind::Up => Some(InputKind::Ffn),
             LinearKind::Down => Some(InputKind::FfnDown),
-            LinearKind::LmHead | LinearKind::Router => None,
+            LinearKind::LmHead => Some(InputKind::Head),
+            LinearKind::Router => None,
         }
     }
 }
@@ -164,7 +173,7 @@ pub struct KindSensitivity {
 }
 
 /// Measures [`KindSensitivity`] of `ckpt` (as pruned) on `docs`, thresholds from `capture`
-/// (its calibration capture): 1 + 4 x 9 forward passes.
+/// (its calibration capture): 1 + 5 x 9 forward passes.
 pub fn measure_kinds(
     ckpt: &Checkpoint,
     capture: &Capture,
@@ -204,7 +213,7 @@ pub fn measure_kinds(
     let mut kl: BTreeMap<InputKind, Vec<f64>> = BTreeMap::new();
     for &kind in params.keys() {
         for level in SENSITIVITY_LEVELS {
-            let mut t = crate::passes::act_thresholds::calibrate(ckpt, capture, level).map_err(|e| e.to_string())?;
+            let mut t = kind_thresholds(ckpt, capture, &[(kind, level)].into(), level).map_err(|e| e.to_string())?;
             t.layers.retain(|n, _| kinds.get(n) == Some(&kind));
             kl.entry(kind).or_default().push(mean_kl(&t)?);
         }
@@ -254,7 +263,8 @@ pub fn kind_levels(s: &KindSensitivity, target: f64) -> BTreeMap<InputKind, f64>
     at.into_iter().map(|(k, i)| (k, i as f64 * GREEDY_STEP)).collect()
 }
 
-/// Thresholds with each input calibrated for its kind's level.
+/// Thresholds with each input calibrated for its kind's level (a kind at 0 or not listed
+/// gets none: the LM head's input may be missing from a capture without it).
 pub fn kind_thresholds(
     ckpt: &Checkpoint,
     capture: &Capture,
@@ -264,10 +274,14 @@ pub fn kind_thresholds(
     let mut out = Thresholds { target, layers: BTreeMap::new() };
     for (node, _, kind, _) in ckpt.graph.linears() {
         let Some(k) = InputKind::of(kind) else { continue };
+        let level = levels.get(&k).copied().unwrap_or(0.0);
+        if level <= 0.0 {
+            continue;
+        }
         let n = ckpt.graph.node_at(node);
         let Op::Linear { input, .. } = n.op else { continue };
         let rec = capture.inputs.get(&input).ok_or_else(|| ThresholdError::NoCalibration(n.name.clone()))?;
-        let (bits, share) = threshold_for(&rec.magnitudes, levels.get(&k).copied().unwrap_or(0.0));
+        let (bits, share) = threshold_for(&rec.magnitudes, level);
         out.layers.insert(node, LayerThreshold { threshold_bits: bits, calibrated_sparsity: share });
     }
     Ok(out)
@@ -278,17 +292,16 @@ mod tests {
     use super::*;
     use crate::calibrate::capture;
     use crate::checkpoint::test_models::random_checkpoint;
-    use crate::passes::act_thresholds::calibrate;
     use lacuna_spec::graph::LlamaConfig;
 
     #[test]
     fn dropping_more_of_a_kind_diverges_more_and_each_input_gets_its_kinds_threshold() {
         let ckpt = random_checkpoint(&LlamaConfig::tiny(), 3);
         let text = vec!["the quick brown fox jumps over the lazy dog ".repeat(2)];
-        let (cap, _) = capture(&ckpt, &text, 24).unwrap();
+        let (cap, _) = capture(&ckpt, &text, 24, true).unwrap();
         let docs = vec![ckpt.tokenizer.encode(&text[0]).into_iter().take(24).collect::<Vec<_>>()];
         let s = measure_kinds(&ckpt, &cap, &docs).unwrap();
-        assert_eq!(s.kl.len(), 4, "{s:?}");
+        assert_eq!(s.kl.len(), 5, "{s:?}");
         for (k, v) in &s.kl {
             assert!(v.iter().all(|&d| d >= -1e-9), "{k:?}: a divergence is never negative: {v:?}");
             assert!(v[SENSITIVITY_LEVELS.len() - 1] > v[0], "{k:?}: {v:?}");
@@ -298,14 +311,15 @@ mod tests {
             (InputKind::AttentionOut, 0.4),
             (InputKind::Ffn, 0.6),
             (InputKind::FfnDown, 0.8),
+            (InputKind::Head, 0.1),
         ]
         .into();
         let t = kind_thresholds(&ckpt, &cap, &levels, 0.5).unwrap();
         for (node, _, kind, _) in ckpt.graph.linears() {
-            match InputKind::of(kind) {
-                Some(k) => assert_eq!(t.layers[&node], calibrate(&ckpt, &cap, levels[&k]).unwrap().layers[&node]),
-                None => assert!(!t.layers.contains_key(&node)),
-            }
+            let k = InputKind::of(kind).unwrap();
+            let Op::Linear { input, .. } = ckpt.graph.node_at(node).op else { panic!("{node:?} is a linear") };
+            let expected = threshold_for(&cap.inputs[&input].magnitudes, levels[&k]);
+            assert_eq!((t.layers[&node].threshold_bits, t.layers[&node].calibrated_sparsity), expected, "{kind:?}");
         }
     }
 
@@ -314,7 +328,8 @@ mod tests {
         // Down's input costs 10x the others' divergence per level; every kind reads as many weights.
         let cheap: Vec<f64> = SENSITIVITY_LEVELS.iter().map(|l| 0.1 * l * l).collect();
         let dear: Vec<f64> = SENSITIVITY_LEVELS.iter().map(|l| 1.0 * l * l).collect();
-        let kinds = [InputKind::Attention, InputKind::AttentionOut, InputKind::Ffn, InputKind::FfnDown];
+        let kinds =
+            [InputKind::Attention, InputKind::AttentionOut, InputKind::Ffn, InputKind::FfnDown, InputKind::Head];
         let s = KindSensitivity {
             kl: kinds
                 .iter()
@@ -324,8 +339,8 @@ mod tests {
         };
         for target in [0.0, 0.3, 0.5, 0.7] {
             let l = kind_levels(&s, target);
-            let mean = l.values().sum::<f64>() / 4.0;
-            assert!((mean - target).abs() < GREEDY_STEP / 4.0 + 1e-9, "{target}: {l:?}");
+            let mean = l.values().sum::<f64>() / 5.0;
+            assert!((mean - target).abs() < GREEDY_STEP / 5.0 + 1e-9, "{target}: {l:?}");
             if target > 0.0 {
                 assert!(l[&InputKind::FfnDown] < l[&InputKind::Ffn], "{target}: {l:?}");
             }
