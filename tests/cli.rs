@@ -413,6 +413,13 @@ fn compile_and_eval_refuse_bad_arguments_clearly() {
     // The front's options without it, and a single level's with it, would be ignored.
     assert_refused_by_clap(&lacuna(&["eval", "--weight-levels", "30"]), "--front");
     assert_refused_by_clap(&lacuna(&["eval", "--front", "--levels", "30"]), "cannot be used with");
+    assert_refused_by_clap(&lacuna(&["eval", "--front", "--docs", "3"]), "cannot be used with");
+    assert_refused_by_clap(&lacuna(&["eval", "--front", "--numerics", "core"]), "cannot be used with");
+    assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--front", "--act-levels", "95"]), "up to 90 %");
+    assert_clean_error(
+        &lacuna(&["compile", "smollm2-135m", "--allocation", "sensitivity", "--act-sparsity", "95", "-o", o]),
+        "up to 90 %",
+    );
     assert_refused_by_clap(&lacuna(&["eval", "--allocation", "best"]), "unknown allocation");
     assert_refused_by_clap(&lacuna(&["compile", "smollm2-135m", "--allocation", "owl", "-o", o]), "unknown allocation");
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--tokens", "10"]), "--tokens goes with --moe or --front");

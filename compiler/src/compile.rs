@@ -173,9 +173,9 @@ pub fn texts(split: Split, n: usize) -> Result<Vec<String>, String> {
 }
 
 /// Whether pruning under `opts` reads the dense model's calibration capture (Wanda's input
-/// norms, OWL's outlier ratios).
+/// norms, which OWL's outlier ratios read too; magnitude scores need none).
 pub fn needs_dense_capture(opts: &CompileOptions) -> bool {
-    opts.weight_sparsity > 0.0 && (opts.method == PruneMethod::Wanda || opts.allocation == Allocation::Sensitivity)
+    opts.weight_sparsity > 0.0 && opts.method == PruneMethod::Wanda
 }
 
 /// Prunes `ckpt` (dense) to `opts.weight_sparsity` under its method and allocation;
@@ -263,6 +263,7 @@ pub fn finish(
     calibration_tokens: usize,
     mut progress: impl FnMut(&str),
 ) -> Result<ProgramParts, String> {
+    opts.allocation.check_act_target(opts.act_sparsity)?;
     let held = texts(Split::HeldOut, opts.held_out_docs)?;
     let mut thresholds = Thresholds::default();
     let mut held_out_act_sparsity = 0.0;
@@ -307,13 +308,17 @@ pub fn finish(
     };
     let (program, image) = crate::program::assemble(&ckpt.graph, &lowered, &opts.arch, model_name(ckpt), settings);
     progress("recording the decode trace");
-    let settings_text = format!(
-        "weights {:.0} % {:?}, activations {:.0} %, {} allocation",
+    // A uniform trace's text is what it was before allocations existed (committed traces
+    // compare byte for byte).
+    let mut settings_text = format!(
+        "weights {:.0} % {:?}, activations {:.0} %",
         100.0 * opts.weight_sparsity,
         opts.method,
-        100.0 * opts.act_sparsity,
-        opts.allocation.name()
+        100.0 * opts.act_sparsity
     );
+    if opts.allocation != Allocation::Uniform {
+        settings_text.push_str(&format!(", {} allocation", opts.allocation.name()));
+    }
     let (trace, generated) =
         record_trace(ckpt, &thresholds, &program.layers, &opts.prompt, opts.generate, settings_text)?;
     Ok(ProgramParts { program, image, trace, generated, thresholds, act_levels })

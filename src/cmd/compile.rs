@@ -133,6 +133,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             a.act_sparsity.partial_fraction("act-sparsity")?,
         )
     };
+    opts.allocation.check_act_target(opts.act_sparsity).map_err(anyhow::Error::msg)?;
     let path = model_path(&a.model)?;
     let start = Instant::now();
     let say = |what: &str| eprintln!("[{:>6.1} s] {what}", start.elapsed().as_secs_f64());
@@ -156,12 +157,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
     ));
     println!("model          {}", c.program.model);
     println!("arch           {} ({})", opts.arch.name, c.program.arch_hash);
-    println!(
-        "weights        {:.0} % pruned ({}, {} allocation)",
-        100.0 * s.weight_sparsity,
-        s.prune_method,
-        s.allocation
-    );
+    match s.allocation.as_str() {
+        "uniform" => println!("weights        {:.0} % pruned ({})", 100.0 * s.weight_sparsity, s.prune_method),
+        a => println!("weights        {:.0} % pruned ({}, {a} allocation)", 100.0 * s.weight_sparsity, s.prune_method),
+    }
     println!(
         "activations    {:.0} % target; {:.1} % reached on held-out text ({})",
         100.0 * s.act_sparsity,

@@ -45,8 +45,8 @@ pub struct Args {
     #[arg(long, conflicts_with = "moe", default_value = "edge")]
     arch: String,
     /// Evaluation documents (4 entries of Debian's `literature` fortunes each) [default: 16,
-    /// with --moe 3].
-    #[arg(long)]
+    /// with --moe 3; with --front the text is --tokens].
+    #[arg(long, conflicts_with = "front")]
     docs: Option<usize>,
     /// Calibration documents (4 entries of Debian's `fortunes` each) [default: 32, with --moe
     /// 64: a mixture's routers fit hidden-size inputs and overfit fewer tokens].
@@ -87,7 +87,7 @@ pub struct Args {
     max_tokens: usize,
     /// Which numerics the accuracy is measured with: f32 products, the core's (FP16 weights and
     /// activations, FP32 column-order sums), or both side by side.
-    #[arg(long, conflicts_with = "moe", value_enum, default_value_t = NumericsArg::Both)]
+    #[arg(long, conflicts_with_all = ["moe", "front"], value_enum, default_value_t = NumericsArg::Both)]
     numerics: NumericsArg,
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -243,6 +243,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
         if let Some(twice) = allocations.iter().enumerate().find(|(i, x)| allocations[..*i].contains(x)) {
             bail!("--allocation names {} twice", twice.1.name());
         }
+        for &al in &allocations {
+            for &x in &act_levels {
+                al.check_act_target(x).map_err(anyhow::Error::msg)?;
+            }
+        }
         let tokens = a.tokens.unwrap_or(512);
         if tokens < 2 {
             bail!("--tokens must be at least 2 (the first token of a text is not predicted), got {tokens}");
@@ -269,9 +274,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
         [one] => *one,
         _ => bail!("--allocation takes one allocation without --front"),
     };
-    let path = model_path(&a.model)?;
     // Every argument is checked before any work, so a mistake is one error line, at once.
     let fractions: Vec<f64> = a.levels.iter().map(|l| l.partial_fraction("levels")).collect::<Result<_>>()?;
+    for &x in &fractions {
+        allocation.check_act_target(x).map_err(anyhow::Error::msg)?;
+    }
+    let path = model_path(&a.model)?;
     let start = Instant::now();
     let say = |what: &str| eprintln!("[{:>6.1} s] {what}", start.elapsed().as_secs_f64());
     let dense = Checkpoint::open(&path)?;

@@ -55,7 +55,8 @@ pub struct Point {
     pub allocation: Allocation,
     pub weight_sparsity: f64,
     pub act_sparsity_target: f64,
-    /// The share of the thresholded inputs' activations dropped on the evaluation text.
+    /// The share of the thresholded inputs' activations dropped on the evaluation text (the LM
+    /// head's input among them where the allocation thresholds it).
     pub act_sparsity_eval_text: f64,
     pub perplexity: f64,
     /// `perplexity / dense perplexity - 1`.
@@ -104,7 +105,7 @@ struct Report<'a> {
 }
 
 const NUMERICS: &str = "accuracy: golden forward in f32 with the pruned weights and exactly the activations the hardware drops (the core's FP16 numerics, +0.5 to +9 % perplexity at 30-70 % on SmolLM2, are `lacuna eval --numerics core`); speed and energy: the cycle model running the compiled program on its decode trace";
-const SCOPE: &str = "the whole decode step (linear layers on the core, attention as dense core jobs over the KV cache, the vector unit), averaged over the steps of the trace of \"The capital of France is\" and 2 generated tokens; dense: the linear layers as dense FP16 GEMV on the same hardware; the LM head dense and unthresholded at every point";
+const SCOPE: &str = "the whole decode step (linear layers on the core, attention as dense core jobs over the KV cache, the vector unit), averaged over the steps of the trace of \"The capital of France is\" and 2 generated tokens; dense: the linear layers as dense FP16 GEMV on the same hardware. The LM head's weights are never pruned; under uniform its input is not thresholded and the activation level is the block linears' mean, under sensitivity the head's input is one of the kinds and the level is the parameter-weighted mean over the block linears and the head (act. sparsity on the eval text: the share of the thresholded inputs' values dropped, not weighted)";
 
 /// The evaluation documents: 4 `literature` entries each, up to `max_tokens` each, until
 /// `tokens` are taken (the last one cut).

@@ -6,7 +6,8 @@
 //! calibration values below it is closest to the target; the hardware skips an activation iff
 //! its FP16 magnitude is below the threshold (`ActivationFilter`), so the threshold is the
 //! job's own field. The same target applies to every input (TEAL's uniform setting; its greedy
-//! per-layer allocation is a possible refinement). The LM head's input is not sparsified.
+//! per-layer allocation is `crate::passes::allocate`). [`calibrate`] leaves the LM head's input
+//! unthresholded; the sensitivity allocation thresholds it where its measured cost earns it.
 //! [`Sparsify`] applies the thresholds in a forward pass and counts what it dropped, which is
 //! how the sparsity reached on held-out text is measured.
 

@@ -50,6 +50,21 @@ pub enum Allocation {
 }
 
 impl Allocation {
+    /// Why an activation target cannot be placed by this allocation: the sensitivity
+    /// allocation measures levels up to the largest of [`SENSITIVITY_LEVELS`] and places no
+    /// more.
+    pub fn check_act_target(self, target: f64) -> Result<(), String> {
+        let max = SENSITIVITY_LEVELS[SENSITIVITY_LEVELS.len() - 1];
+        if self == Allocation::Sensitivity && target > max + 1e-12 {
+            return Err(format!(
+                "the sensitivity allocation measures activation levels up to {:.0} %, not {:.0} % (uniform places any level)",
+                100.0 * max,
+                100.0 * target
+            ));
+        }
+        Ok(())
+    }
+
     /// Its name in programs and reports.
     pub fn name(self) -> &'static str {
         match self {
@@ -72,7 +87,7 @@ impl std::str::FromStr for Allocation {
 
 /// OWL's outlier multiple: a score above `M` x the block's mean is an outlier.
 pub const OWL_M: f64 = 5.0;
-/// OWL's spread: block sparsities lie within `target +- lambda`.
+/// OWL's spread: block sparsities spread over `2 lambda` around the target.
 pub const OWL_LAMBDA: f64 = 0.08;
 /// The step of the greedy activation allocation (a share of an input kind's values).
 pub const GREEDY_STEP: f64 = 0.01;
@@ -110,17 +125,19 @@ pub fn owl(ckpt: &Checkpoint, capture: Option<&Capture>, method: PruneMethod, ta
 }
 
 /// OWL's rule from the blocks' outlier ratios: keep ratios spread over `2 lambda` by outlier
-/// ratio, shifted to mean `1 - target` (lambda shrinks near 0 and 1 so every sparsity stays in
-/// `[0, 1)`).
+/// ratio, shifted to mean `1 - target`. A sparsity lies in `[target + m - 2 lambda, target + m]`
+/// (`m` the keep ratios' mean before the shift, within `[0, 2 lambda]`), so lambda shrinks to
+/// `target / 2` and `(0.99 - target) / 2` near the ends: every sparsity in `[0, 0.99]` with no
+/// clamping, and the mean exactly the target.
 pub fn owl_sparsities(ratio: &BTreeMap<LayerId, f64>, target: f64) -> BTreeMap<LayerId, f64> {
     let (lo, hi) = ratio.values().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &r| (a.min(r), b.max(r)));
-    let lambda = OWL_LAMBDA.min(target).min((0.99 - target).max(0.0));
+    let lambda = OWL_LAMBDA.min(target / 2.0).min(((0.99 - target) / 2.0).max(0.0));
     if ratio.is_empty() || hi <= lo || lambda <= 0.0 {
         return ratio.keys().map(|&l| (l, target)).collect();
     }
     let keep: Vec<f64> = ratio.values().map(|r| (r - lo) / (hi - lo) * 2.0 * lambda).collect();
     let mean = keep.iter().sum::<f64>() / keep.len() as f64;
-    ratio.keys().zip(keep).map(|(&l, k)| (l, (target + mean - k).clamp(0.0, 0.99))).collect()
+    ratio.keys().zip(keep).map(|(&l, k)| (l, target + mean - k)).collect()
 }
 
 /// A thresholded input, by the layers that read it.
@@ -141,7 +158,7 @@ pub enum InputKind {
 }
 
 impl InputKind {
-    /// The kind of input a linear layer reads (none for the LM head and routers).
+    /// The kind of input a linear layer reads (none for a router).
     pub fn of(kind: LinearKind) -> Option<InputKind> {
         match kind {
             LinearKind::Q | LinearKind::K | LinearKind::V => Some(InputKind::Attention),
@@ -357,15 +374,25 @@ mod tests {
         let mean = s.values().sum::<f64>() / 3.0;
         assert!((mean - 0.5).abs() < 1e-12, "{mean}");
         assert!((s[&LayerId(0)] - s[&LayerId(1)] - 2.0 * OWL_LAMBDA).abs() < 1e-12, "the spread is 2 lambda");
+        assert!(Allocation::Sensitivity.check_act_target(0.95).unwrap_err().contains("up to 90 %"));
+        assert!(
+            Allocation::Uniform.check_act_target(0.95).is_ok() && Allocation::Sensitivity.check_act_target(0.9).is_ok()
+        );
     }
 
     #[test]
     fn owl_stays_within_zero_and_one_near_the_ends_and_is_uniform_without_spread() {
-        let ratio: BTreeMap<LayerId, f64> = [(LayerId(0), 0.0), (LayerId(1), 1.0)].into();
-        for target in [0.0, 0.03, 0.97] {
-            let s = owl_sparsities(&ratio, target);
-            assert!(s.values().all(|&v| (0.0..1.0).contains(&v)), "{target}: {s:?}");
-            assert!((s.values().sum::<f64>() / 2.0 - target).abs() < 1e-9, "{target}: {s:?}");
+        // Skewed: one block with every outlier, so the shift is small and the others sit near
+        // the top of the spread.
+        let skewed: BTreeMap<LayerId, f64> = (0..4).map(|l| (LayerId(l), if l == 3 { 1.0 } else { 0.0 })).collect();
+        let two: BTreeMap<LayerId, f64> = [(LayerId(0), 0.0), (LayerId(1), 1.0)].into();
+        for ratio in [&skewed, &two] {
+            for target in [0.0, 0.03, 0.1, 0.5, 0.97, 0.99] {
+                let s = owl_sparsities(ratio, target);
+                assert!(s.values().all(|&v| (0.0..=0.99).contains(&v)), "{target}: {s:?}");
+                let mean = s.values().sum::<f64>() / s.len() as f64;
+                assert!((mean - target).abs() < 1e-9, "{target}: {s:?}");
+            }
         }
         let flat: BTreeMap<LayerId, f64> = [(LayerId(0), 0.2), (LayerId(1), 0.2)].into();
         assert!(owl_sparsities(&flat, 0.4).values().all(|&v| v == 0.4));
