@@ -151,6 +151,7 @@ mod tests {
             (Box::new(|p| p.layers[0].entries += 1), "entries"),
             (Box::new(|p| p.settings.act_sparsity = 50.0), "act_sparsity"),
             (Box::new(|p| p.settings.prune_method = "random".into()), "prune_method"),
+            (Box::new(|p| p.settings.allocation = "best".into()), "settings.allocation"),
             (Box::new(|p| p.image_bytes += 64), "the manifest says"),
             (Box::new(|p| p.layers[1].offset += 8), "not 64-byte aligned"),
             (Box::new(|p| p.layers[0].rows += 1), "the graph's weight is"),

@@ -285,3 +285,16 @@ fn check_sums(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), ProgramError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Settings;
+
+    #[test]
+    fn settings_written_before_allocations_existed_read_as_uniform() {
+        let old = r#"{"weight_sparsity": 0.5, "prune_method": "wanda", "act_sparsity": 0.5, "calibration": "c",
+            "calibration_tokens": 10, "held_out_act_sparsity": 0.5, "held_out": "h"}"#;
+        let s: Settings = serde_json::from_str(old).unwrap();
+        assert_eq!(s.allocation, "uniform");
+    }
+}
