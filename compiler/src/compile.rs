@@ -126,6 +126,8 @@ pub fn compile(
             m.top_k
         ));
     }
+    // Refused before the long work (pruning, captures, the sensitivity measurement).
+    opts.allocation.check_act_target(opts.act_sparsity)?;
     let calib = texts(Split::Calibration, opts.calibration_docs)?;
     let mut calibration_tokens = 0;
     let mut block_weight_sparsity = BTreeMap::new();

@@ -57,7 +57,7 @@ impl Allocation {
         let max = SENSITIVITY_LEVELS[SENSITIVITY_LEVELS.len() - 1];
         if self == Allocation::Sensitivity && target > max + 1e-12 {
             return Err(format!(
-                "the sensitivity allocation measures activation levels up to {:.0} %, not {:.0} % (uniform places any level)",
+                "the sensitivity allocation measures activation levels up to {:.0} %, not {:.1} % (uniform places any level)",
                 100.0 * max,
                 100.0 * target
             ));
@@ -246,7 +246,7 @@ pub fn measure_kinds(
 pub fn kind_levels(s: &KindSensitivity, target: f64) -> BTreeMap<InputKind, f64> {
     let max = SENSITIVITY_LEVELS[SENSITIVITY_LEVELS.len() - 1];
     let steps = (max / GREEDY_STEP).round() as usize;
-    // Per kind: the added NLL at each step (0 at no sparsity).
+    // Per kind: the added divergence at each step (0 at no sparsity).
     let cost: BTreeMap<InputKind, Vec<f64>> =
         s.kl.iter()
             .map(|(&k, v)| {
