@@ -102,12 +102,12 @@ const LONG: &[(&str, &str)] = &[
     // Perplexity over whole texts at four levels (minutes).
     (
         "lacuna eval smollm2-135m --levels 0,30,50,70 --out eval/",
-        "tests/cli.rs: eval_reports_accuracy_beside_speed_on_a_small_text",
+        "tests/cli_models.rs: eval_reports_accuracy_beside_speed_on_a_small_text",
     ),
     // The accuracy-speed front over 16 points and two allocations (about 30 minutes release).
     (
         "lacuna eval smollm2-135m --front --weight-levels 0,20,40,60 --act-levels 0,20,40,60 --out front/",
-        "tests/cli.rs: eval_front_reports_each_point_with_its_allocation_and_writes_the_figure",
+        "tests/cli_models.rs: eval_front_reports_each_point_with_its_allocation_and_writes_the_figure",
     ),
     // The second family's real checkpoint compiled (about a minute release; its 262,144-row head
     // makes a 540 MB image), then simulated; the tiny Gemma 3 program runs the same code.
