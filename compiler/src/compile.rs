@@ -114,18 +114,7 @@ pub fn compile(
     opts: &CompileOptions,
     mut progress: impl FnMut(&str),
 ) -> Result<Compiled, String> {
-    // A program runs every linear layer each step on the core; a mixture's experts run on the
-    // expert unit as its routing says (issue 16 brings their A8W4 image and program). The golden
-    // forward (`lacuna forward`) runs a mixture already, and `lacuna compile DENSE --moe ExK`
-    // writes a derived mixture's MoE trace.
-    if let Some(m) = &ckpt.graph.config.moe {
-        return Err(format!(
-            "{}: a mixture of {} experts (top {}) cannot be compiled to a program until the expert unit exists (issue 16); `lacuna forward` runs it",
-            ckpt.file_name(),
-            m.experts,
-            m.top_k
-        ));
-    }
+    refuse_mixture(&ckpt)?;
     // Refused before the long work (pruning, captures, the sensitivity measurement).
     opts.allocation.check_act_target(opts.act_sparsity)?;
     let calib = texts(Split::Calibration, opts.calibration_docs)?;
@@ -167,6 +156,22 @@ pub fn compile(
         block_weight_sparsity,
         act_levels: p.act_levels,
     })
+}
+
+/// Why `ckpt` cannot become a program: a mixture of experts. A program runs every linear layer
+/// each step on the core; a mixture's experts run on the expert unit as its routing says (issue
+/// 16 brings their A8W4 image and program). The golden forward (`lacuna forward`) runs a mixture
+/// already, and `lacuna compile DENSE --moe ExK` writes a derived mixture's MoE trace.
+pub fn refuse_mixture(ckpt: &Checkpoint) -> Result<(), String> {
+    match &ckpt.graph.config.moe {
+        Some(m) => Err(format!(
+            "{}: a mixture of {} experts (top {}) cannot be compiled to a program until the expert unit exists (issue 16); `lacuna forward` runs it",
+            ckpt.file_name(),
+            m.experts,
+            m.top_k
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The first `n` documents (4 fortunes each) of a split of the text.

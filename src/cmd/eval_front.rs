@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use lacuna_compiler::calibrate::{capture, Capture};
 use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::compile::{
-    calibrate_pruned, finish, needs_dense_capture, prune, texts, Calibration, CompileOptions,
+    calibrate_pruned, finish, needs_dense_capture, prune, refuse_mixture, texts, Calibration, CompileOptions,
 };
 use lacuna_compiler::corpus::{Split, SOURCE};
 use lacuna_compiler::eval::{accuracy, Numerics};
@@ -126,6 +126,7 @@ fn eval_docs(ckpt: &Checkpoint, tokens: usize, max_tokens: usize) -> Result<Vec<
 pub fn run(a: FrontArgs) -> Result<ExitCode> {
     let start = std::time::Instant::now();
     let dense = Checkpoint::open(&a.model_path)?;
+    refuse_mixture(&dense).map_err(anyhow::Error::msg)?;
     let docs = eval_docs(&dense, a.tokens, a.max_tokens)?;
     let (dense_acc, dense_top1) = accuracy(&dense, Numerics::F32(&Thresholds::default()), &docs, None)?;
     let calib = texts(Split::Calibration, a.calibration_docs).map_err(anyhow::Error::msg)?;
