@@ -13,7 +13,11 @@ use std::time::Duration;
 
 fn env_list<T: std::str::FromStr>(name: &str, default: Vec<T>) -> Vec<T> {
     match std::env::var(name) {
-        Ok(v) => v.split(',').map(|s| s.trim().parse().ok().expect("a valid list item")).collect(),
+        // A benchmark's settings: a bad value stops it, naming the variable and the item.
+        Ok(v) => v
+            .split(',')
+            .map(|s| s.trim().parse().unwrap_or_else(|_| panic!("{name}: {s:?} is not a valid item of {v:?}")))
+            .collect(),
         Err(_) => default,
     }
 }
