@@ -8,8 +8,9 @@
 //! `down_engine`, `calibration`); [`system`] runs the units
 //! of a decode step together, [`program`] a compiled program's trace on them.
 //!
-//! Contract: [`simulate`] runs one spMspV job on an `Arch` and returns the output, which is
-//! bit-identical to `lacuna_golden::column_order`, the cycle count and the [`Counters`]. A
+//! Contract: [`simulate`] runs one core job (spMspV over RLC-CSC, or GEMV over dense panels) on
+//! an `Arch` and returns the output, which is bit-identical to `lacuna_golden::column_order` on
+//! the same weights, the cycle count and the [`Counters`]. A
 //! malformed RLC stream ends the job with a [`Fault`] (never a hang: a cycle limit derived from the
 //! job size turns a model bug into [`SimError::Timeout`]).
 #![warn(missing_docs)]
@@ -27,7 +28,8 @@ pub mod vector;
 pub use core::counters::Counters;
 
 use half::f16;
-use lacuna_spec::job::JobLayout;
+use lacuna_spec::dense_panels::{DensePanel, DensePanels};
+use lacuna_spec::job::{JobKind, JobLayout, Weights};
 use lacuna_spec::{ActivationFilter, Activations, Arch, RlcCsc, RlcMatrix};
 
 /// One panel's arrays as the core reads them from memory: raw, possibly malformed.
@@ -49,15 +51,25 @@ impl<'a> PanelData<'a> {
         PanelData { rows: p.rows(), values: p.values(), runs: p.runs(), colptr: p.colptr() }
     }
 
-    /// Entries the arrays hold.
-    pub fn entries(&self) -> u64 {
-        (self.values.len() as u64).min(self.runs.len() as u64 * 2)
+    /// A dense panel (a `gemv` job's: no run lengths).
+    pub fn from_dense(p: &'a DensePanel) -> PanelData<'a> {
+        PanelData { rows: p.rows(), values: p.values(), runs: &[], colptr: p.colptr() }
+    }
+
+    /// Entries the arrays hold in a job of `kind` (a `gemv` job reads no run lengths).
+    pub fn entries(&self, kind: JobKind) -> u64 {
+        match kind {
+            JobKind::Gemv => self.values.len() as u64,
+            _ => (self.values.len() as u64).min(self.runs.len() as u64 * 2),
+        }
     }
 }
 
-/// One spMspV job.
+/// One core job: spMspV over RLC-CSC panels or GEMV over dense panels.
 #[derive(Clone, Debug)]
 pub struct Job<'a> {
+    /// `Spmspv` (panels in RLC-CSC) or `Gemv` (dense panels: `runs` unused, every run 0).
+    pub kind: JobKind,
     /// M.
     pub rows: u32,
     /// Rows per panel.
@@ -74,11 +86,32 @@ impl<'a> Job<'a> {
     /// A job over a valid matrix.
     pub fn new(m: &'a RlcMatrix, x: &'a Activations, filter: ActivationFilter) -> Job<'a> {
         Job {
+            kind: JobKind::Spmspv,
             rows: m.rows(),
             panel_rows: m.panel_rows(),
             panels: m.panels().iter().map(PanelData::from_rlc).collect(),
             x: x.as_slice(),
             filter,
+        }
+    }
+
+    /// A `gemv` job over dense panels.
+    pub fn gemv(d: &'a DensePanels, x: &'a Activations, filter: ActivationFilter) -> Job<'a> {
+        Job {
+            kind: JobKind::Gemv,
+            rows: d.rows(),
+            panel_rows: d.panel_rows(),
+            panels: d.panels().iter().map(PanelData::from_dense).collect(),
+            x: x.as_slice(),
+            filter,
+        }
+    }
+
+    /// The job of `w`'s kind.
+    pub fn of(w: Weights<'a>, x: &'a Activations, filter: ActivationFilter) -> Job<'a> {
+        match w {
+            Weights::Rlc(m) => Job::new(m, x, filter),
+            Weights::Dense(d) => Job::gemv(d, x, filter),
         }
     }
 
@@ -97,6 +130,7 @@ impl<'a> Job<'a> {
             panel_rows: self.panel_rows as u64,
             panels: self.panels.len() as u64,
             threshold: self.filter.threshold.to_bits(),
+            dense: self.kind == JobKind::Gemv,
         };
         let table = self
             .panels
@@ -106,7 +140,7 @@ impl<'a> Job<'a> {
                 values: pl.values,
                 runs: pl.runs,
                 colptr: pl.colptr,
-                entries: pd.entries(),
+                entries: pd.entries(self.kind),
                 rows: pd.rows as u64,
             })
             .collect();
@@ -117,7 +151,7 @@ impl<'a> Job<'a> {
     pub fn layout(&self, arch: &Arch) -> JobLayout {
         let lengths = self.panels.iter().map(|p| lacuna_spec::job::PanelLengths {
             values: p.values.len() as u64,
-            run_bytes: p.runs.len() as u64,
+            run_bytes: if self.kind == JobKind::Gemv { 0 } else { p.runs.len() as u64 },
             colptr: p.colptr.len() as u64,
         });
         JobLayout::from_lengths(arch, self.x.len() as u64, self.rows as u64, lengths)

@@ -58,6 +58,7 @@ fn outcome(i: usize, arch: &Arch) -> String {
     }
     let x: Vec<f16> = (0..k).map(|_| f16::from_f32(rng.random_range(-2i32..=2) as f32)).collect();
     let job = Job {
+        kind: lacuna_spec::job::JobKind::Spmspv,
         rows,
         panel_rows: rows,
         panels: vec![PanelData { rows, values: &values, runs: &runs, colptr: &colptr }],

@@ -26,6 +26,7 @@ fn tall(ports: u32) -> Arch {
 /// A one-panel job over raw (possibly malformed) arrays, all nonzero activations active.
 fn one_panel_job<'a>(rows: u32, values: &'a [f16], runs: &'a [u8], colptr: &'a [u32], x: &'a [f16]) -> Job<'a> {
     Job {
+        kind: lacuna_spec::job::JobKind::Spmspv,
         rows,
         panel_rows: rows,
         panels: vec![PanelData { rows, values, runs, colptr }],

@@ -9,30 +9,86 @@
 //! then per panel its values (2P bytes), runs (P/2 bytes) and column pointers (4(K+1) bytes),
 //! then y (M FP32).
 
+use crate::dense_panels::DensePanels;
 use crate::{Arch, RlcMatrix};
 
-/// The kinds of job lacuna's units run. Today the Sparse SIMT core's spMspV; the expert unit's
-/// and the vector unit's kinds join here.
+/// The kinds of job lacuna's units run: the Sparse SIMT core's spMspV and GEMV; the expert
+/// unit's and the vector unit's kinds join here.
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JobKind {
     /// `y = W x` over RLC-CSC row panels, inactive activations skipped, on the Sparse SIMT core.
     Spmspv,
+    /// `y = W x` over dense column panels (`crate::dense_panels`: no run lengths), inactive
+    /// activations still skipped, on the same core with its `dense` register set: the layout for
+    /// a layer too dense for RLC-CSC to pay.
+    Gemv,
 }
 
 impl JobKind {
     /// The unit that runs it.
     pub fn unit(self) -> crate::placement::Unit {
         match self {
-            JobKind::Spmspv => crate::placement::Unit::Core,
+            JobKind::Spmspv | JobKind::Gemv => crate::placement::Unit::Core,
         }
     }
 
     /// Its configuration registers (written before `start`).
     pub fn registers(self) -> &'static [Register] {
         match self {
-            JobKind::Spmspv => &SPMSPV_REGISTERS,
+            JobKind::Spmspv | JobKind::Gemv => &SPMSPV_REGISTERS,
+        }
+    }
+
+    /// The kind's name, as programs and reports write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobKind::Spmspv => "spmspv",
+            JobKind::Gemv => "gemv",
+        }
+    }
+}
+
+/// A core job's weights, in either layout.
+#[derive(Clone, Copy, Debug)]
+pub enum Weights<'a> {
+    /// RLC-CSC panels: a `spmspv` job.
+    Rlc(&'a RlcMatrix),
+    /// Dense column panels: a `gemv` job.
+    Dense(&'a DensePanels),
+}
+
+impl Weights<'_> {
+    /// The job kind that runs them.
+    pub fn kind(&self) -> JobKind {
+        match self {
+            Weights::Rlc(_) => JobKind::Spmspv,
+            Weights::Dense(_) => JobKind::Gemv,
+        }
+    }
+
+    /// M.
+    pub fn rows(&self) -> u32 {
+        match self {
+            Weights::Rlc(m) => m.rows(),
+            Weights::Dense(d) => d.rows(),
+        }
+    }
+
+    /// K.
+    pub fn cols(&self) -> u32 {
+        match self {
+            Weights::Rlc(m) => m.cols(),
+            Weights::Dense(d) => d.cols(),
+        }
+    }
+
+    /// Rows per panel.
+    pub fn panel_rows(&self) -> u32 {
+        match self {
+            Weights::Rlc(m) => m.panel_rows(),
+            Weights::Dense(d) => d.panel_rows(),
         }
     }
 }
@@ -49,8 +105,8 @@ pub struct Register {
     pub doc: &'static str,
 }
 
-/// The spMspV job's configuration registers, in the order the RTL lists them.
-pub const SPMSPV_REGISTERS: [Register; 7] = [
+/// The core's job registers (spMspV and GEMV), in the order the RTL lists them.
+pub const SPMSPV_REGISTERS: [Register; 8] = [
     Register { name: "x_base", bits: 32, doc: "address of x (K FP16, burst aligned)" },
     Register { name: "y_base", bits: 32, doc: "address of y (M FP32, burst aligned)" },
     Register { name: "cols", bits: 32, doc: "K, activations per panel" },
@@ -58,6 +114,7 @@ pub const SPMSPV_REGISTERS: [Register; 7] = [
     Register { name: "panel_rows", bits: 32, doc: "rows per panel (the last may have fewer)" },
     Register { name: "panels", bits: 16, doc: "panels" },
     Register { name: "threshold", bits: 16, doc: "activation threshold, a non-negative FP16" },
+    Register { name: "dense", bits: 1, doc: "1: a gemv job (dense panels: no run lengths, every run 0)" },
 ];
 
 /// One entry of the core's panel table, written at `table_index` with `table_write`.
@@ -86,14 +143,24 @@ pub struct SpmspvRegisters {
     pub panels: u64,
     /// The threshold's FP16 bits.
     pub threshold: u16,
+    /// A `gemv` job.
+    pub dense: bool,
 }
 
 impl SpmspvRegisters {
     /// Each register with its value, in [`SPMSPV_REGISTERS`] order.
-    pub fn values(&self) -> [(&'static Register, u64); 7] {
-        let v = [self.x_base, self.y_base, self.cols, self.m, self.panel_rows, self.panels, self.threshold as u64];
-        let r = &SPMSPV_REGISTERS;
-        [(&r[0], v[0]), (&r[1], v[1]), (&r[2], v[2]), (&r[3], v[3]), (&r[4], v[4]), (&r[5], v[5]), (&r[6], v[6])]
+    pub fn values(&self) -> [(&'static Register, u64); 8] {
+        let v = [
+            self.x_base,
+            self.y_base,
+            self.cols,
+            self.m,
+            self.panel_rows,
+            self.panels,
+            self.threshold as u64,
+            self.dense as u64,
+        ];
+        std::array::from_fn(|i| (&SPMSPV_REGISTERS[i], v[i]))
     }
 }
 
@@ -183,6 +250,25 @@ impl JobLayout {
 
     /// Lays out `m` for `arch`.
     pub fn new(arch: &Arch, m: &RlcMatrix) -> JobLayout {
+        JobLayout::of(arch, &Weights::Rlc(m))
+    }
+
+    /// Lays out `w` for `arch` (a dense panel has no run lengths: its runs region is empty).
+    pub fn of(arch: &Arch, w: &Weights) -> JobLayout {
+        match w {
+            Weights::Rlc(m) => JobLayout::rlc(arch, m),
+            Weights::Dense(d) => {
+                let lengths = d.panels().iter().map(|p| PanelLengths {
+                    values: p.values().len() as u64,
+                    run_bytes: 0,
+                    colptr: p.colptr().len() as u64,
+                });
+                JobLayout::from_lengths(arch, d.cols() as u64, d.rows() as u64, lengths)
+            }
+        }
+    }
+
+    fn rlc(arch: &Arch, m: &RlcMatrix) -> JobLayout {
         let lengths = m.panels().iter().map(|p| PanelLengths {
             values: p.padded_len(),
             run_bytes: p.runs().len() as u64,

@@ -8,6 +8,7 @@
 //! - [`a8w4`]: the expert unit's A8W4 format (INT4 weights in FP16-scaled groups, INT8 activations)
 //!   and its numeric rules;
 //! - [`rlc`]: the RLC-CSC sparse format, bit for bit, with its encoder, decoder and row panels;
+//! - [`dense_panels`]: the dense column panels of a `gemv` job (no run lengths);
 //! - [`rlc_file`]: the `.rlc` on-disk format and its validating reader;
 //! - [`numerics`]: the FP16 x FP16 -> FP32 datapath rules and the activation filter;
 //! - [`dense`]: the dense FP16 matrix the formats encode;
@@ -21,6 +22,7 @@
 pub mod a8w4;
 pub mod arch;
 pub mod dense;
+pub mod dense_panels;
 pub mod derived;
 pub mod expert_job;
 pub mod expert_unit;

@@ -5,6 +5,8 @@
 
 use half::f16;
 use lacuna_model::{Job, PanelData};
+use lacuna_spec::dense_panels::DensePanels;
+use lacuna_spec::job::JobKind;
 use lacuna_spec::{ActivationFilter, Arch, DenseMatrix, RlcCsc, RlcMatrix};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -32,6 +34,8 @@ pub struct Case {
     pub rows: u32,
     /// Rows per panel.
     pub panel_rows: u32,
+    /// `Spmspv` (RLC-CSC panels) or `Gemv` (dense panels: `runs` empty, every run 0).
+    pub kind: JobKind,
     /// The panels.
     pub panels: Vec<PanelArrays>,
     /// x.
@@ -53,6 +57,7 @@ impl Case {
     /// The job the model and the RTL run.
     pub fn job(&self) -> Job<'_> {
         Job {
+            kind: self.kind,
             rows: self.rows,
             panel_rows: self.panel_rows,
             panels: self
@@ -65,12 +70,31 @@ impl Case {
         }
     }
 
-    /// The matrix, when the streams are canonical RLC-CSC (the golden's input).
+    /// The matrix, when the streams are canonical RLC-CSC or well-formed dense panels (the
+    /// golden's input: a gemv job's weights in RLC-CSC, which the golden adds in the same order).
     pub fn matrix(&self) -> Option<RlcMatrix> {
         if self.malformed {
             return None;
         }
         let cols = self.x.len() as u32;
+        if self.kind == JobKind::Gemv {
+            let mut d = DenseMatrix::zeros(self.rows as usize, cols as usize);
+            let mut row0 = 0usize;
+            for p in &self.panels {
+                let r = p.rows as usize;
+                let implied = (0..=cols).all(|k| p.colptr.get(k as usize) == Some(&(k * p.rows)));
+                if !implied || p.values.len() < r * cols as usize || row0 + r > d.rows() {
+                    return None;
+                }
+                for k in 0..cols as usize {
+                    for i in 0..r {
+                        d.set(row0 + i, k, p.values[k * r + i]);
+                    }
+                }
+                row0 += r;
+            }
+            return RlcMatrix::encode(&d, Some(self.panel_rows)).ok();
+        }
         let panels = self
             .panels
             .iter()
@@ -84,6 +108,7 @@ impl Case {
     pub fn from_matrix(name: String, m: &RlcMatrix, x: Vec<f16>, filter: ActivationFilter) -> Case {
         Case {
             name,
+            kind: JobKind::Spmspv,
             rows: m.rows(),
             panel_rows: m.panel_rows(),
             panels: m
@@ -103,13 +128,40 @@ impl Case {
         }
     }
 
+    /// A well-formed gemv case: `m`'s weights in dense panels.
+    pub fn dense_from_matrix(name: String, m: &RlcMatrix, x: Vec<f16>, filter: ActivationFilter) -> Case {
+        let d = DensePanels::from_rlc(m).expect("an RlcMatrix's weights fit dense panels of its shape");
+        Case {
+            name,
+            kind: JobKind::Gemv,
+            rows: d.rows(),
+            panel_rows: d.panel_rows(),
+            panels: d
+                .panels()
+                .iter()
+                .map(|p| PanelArrays {
+                    rows: p.rows(),
+                    values: p.values().to_vec(),
+                    runs: Vec::new(),
+                    colptr: p.colptr().to_vec(),
+                })
+                .collect(),
+            x,
+            filter,
+            malformed: false,
+            archs: None,
+        }
+    }
+
     /// A seeded random case for `arch` (synthetic data): 1-4 panels of the arch's tile, K up to 96,
     /// density up to 50 %, 30 % zero activations, a threshold of 0, 0.5 or 1; a quarter of the
     /// cases get one corrupted run-length byte or column pointer. Even seeds draw small exact
     /// values (multiples of 1/4 and 1/2: every sum is exact whatever its order, so the cycle-level
     /// checks see clean numbers); odd seeds draw real-valued Gaussian FP16 weights and activations,
     /// where the order of the additions changes the result, so an engine that summed in another
-    /// order than the golden's would differ in y.
+    /// order than the golden's would differ in y. Seeds 5 and 6 modulo 8 (a quarter, exact and
+    /// real-valued alike) are gemv jobs over the same weights in dense panels; a corrupted one
+    /// gets a bad column pointer.
     pub fn random(arch: &Arch, seed: u64) -> Case {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let real_valued = seed % 2 == 1;
@@ -136,7 +188,12 @@ impl Case {
         let x: Vec<f16> =
             (0..cols).map(|_| if rng.random_bool(0.3) { f16::ZERO } else { value(&mut rng, 0.5, 4) }).collect();
         let filter = ActivationFilter { threshold: f16::from_f32(rng.random_range(0i32..=2) as f32 * 0.5) };
-        let mut case = Case::from_matrix(format!("random-{seed}"), &m, x, filter);
+        let name = format!("random-{seed}");
+        let mut case = if matches!(seed % 8, 5 | 6) {
+            Case::dense_from_matrix(name, &m, x, filter)
+        } else {
+            Case::from_matrix(name, &m, x, filter)
+        };
         if rng.random_bool(0.25) {
             case.malformed = true;
             let p = rng.random_range(0..case.panels.len());
@@ -179,10 +236,15 @@ impl Case {
                     dense.set(r as usize, k as usize, f16::from_f32(v));
                 }
                 let m = RlcMatrix::encode(&dense, Some(panel_rows)).map_err(|e| bad(e.to_string()))?;
-                let mut case = Case::from_matrix(f.name, &m, x, filter);
+                let mut case = if f.dense {
+                    Case::dense_from_matrix(f.name, &m, x, filter)
+                } else {
+                    Case::from_matrix(f.name, &m, x, filter)
+                };
                 case.archs = archs;
                 Ok(case)
             }
+            (false, Some(_)) if f.dense => Err(bad("`dense` takes `entries`/`stripes`, not raw panels".into())),
             (false, Some(panels)) => {
                 let mut out = Vec::new();
                 for p in panels {
@@ -202,6 +264,7 @@ impl Case {
                 }
                 let case = Case {
                     name: f.name,
+                    kind: JobKind::Spmspv,
                     rows: f.rows,
                     panel_rows,
                     panels: out,
@@ -261,6 +324,9 @@ struct CaseFile {
     panels: Option<Vec<RawPanel>>,
     #[serde(default)]
     malformed: bool,
+    /// Run `entries`/`stripes` as a gemv job (dense panels) instead of spMspV.
+    #[serde(default)]
+    dense: bool,
     /// The raw panels are canonical RLC-CSC (checked); `false` for streams the hardware takes but
     /// the format's canonical form forbids (no golden then).
     #[serde(default = "yes")]

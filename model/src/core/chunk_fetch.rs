@@ -7,7 +7,8 @@
 //! several chunks is fetched once. One slice is cut per cycle, when the buffer (`fetch_buffer_chunks`
 //! slices, fetched or in flight) has room; its missing bursts are issued one per cycle (values
 //! first); it enters the buffer when all are issued, and is ready when all have arrived. Markers
-//! enter the buffer ready.
+//! enter the buffer ready. In a `gemv` job (dense panels) there are no run bursts: a slice needs
+//! its value bursts only.
 
 use crate::core::slice::{Column, Slice, Token};
 use crate::memory::{MemClient, Memory, Requester};
@@ -31,13 +32,16 @@ pub struct ChunkFetch {
     to_issue: VecDeque<(MemClient, u64)>,
     last_values: Option<(u64, u64)>,
     last_runs: Option<(u64, u64)>,
+    /// A `gemv` job: no run bursts.
+    dense: bool,
     /// Slices fetched or in flight, with the cycle they are ready.
     pub buffer: VecDeque<(Token<Slice>, u64)>,
 }
 
 impl ChunkFetch {
-    /// A fetch of chunks of `chunk` entries, buffering `capacity` slices.
-    pub fn new(chunk: u32, capacity: u32) -> ChunkFetch {
+    /// A fetch of chunks of `chunk` entries, buffering `capacity` slices; `dense`: a `gemv`
+    /// job's (values only).
+    pub fn new(chunk: u32, capacity: u32, dense: bool) -> ChunkFetch {
         ChunkFetch {
             chunk: chunk as u64,
             capacity: capacity as usize,
@@ -47,6 +51,7 @@ impl ChunkFetch {
             to_issue: VecDeque::new(),
             last_values: None,
             last_runs: None,
+            dense,
             buffer: VecDeque::new(),
         }
     }
@@ -107,7 +112,7 @@ impl ChunkFetch {
             (MemClient::Values, pl.values + 2 * j * self.chunk, 2 * self.chunk, self.last_values),
             (MemClient::Runs, pl.runs + j * self.chunk / 2, self.chunk / 2, self.last_runs),
         ];
-        for (kind, start, len, last) in streams {
+        for (kind, start, len, last) in streams.into_iter().take(if self.dense { 1 } else { 2 }) {
             let mut b = mem.burst_of(start);
             while b < start + len {
                 match last {

@@ -10,6 +10,7 @@ use crate::core::act_scan::ActiveColumn;
 use crate::core::slice::{Column, Token};
 use crate::memory::{MemClient, Memory, Requester};
 use crate::PanelData;
+use lacuna_spec::job::JobKind;
 use std::collections::VecDeque;
 
 /// A column whose pointers are being fetched.
@@ -36,6 +37,7 @@ pub struct BadPointer {
 /// The column-pointer fetch.
 pub struct ColptrFetch {
     depth: usize,
+    kind: JobKind,
     cur: Option<Pending>,
     last: Option<(u64, u64)>,
     /// The column queue.
@@ -43,9 +45,9 @@ pub struct ColptrFetch {
 }
 
 impl ColptrFetch {
-    /// A fetch with a column queue of `depth`.
-    pub fn new(depth: u32) -> ColptrFetch {
-        ColptrFetch { depth: depth as usize, cur: None, last: None, queue: VecDeque::new() }
+    /// A fetch with a column queue of `depth`, for a job of `kind`.
+    pub fn new(depth: u32, kind: JobKind) -> ColptrFetch {
+        ColptrFetch { depth: depth as usize, kind, cur: None, last: None, queue: VecDeque::new() }
     }
 
     /// Nothing held.
@@ -113,7 +115,7 @@ impl ColptrFetch {
         let k = col.k as usize;
         let start = pd.colptr.get(k).map_or(u64::MAX, |&v| v as u64);
         let end = pd.colptr.get(k + 1).map_or(u64::MAX, |&v| v as u64);
-        if start > end || end > pd.entries() {
+        if start > end || end > pd.entries(self.kind) {
             return (true, Some(BadPointer { panel: col.panel, k: col.k, start, end }));
         }
         if end > start {

@@ -34,7 +34,7 @@ use crate::core::slice::{Products, Token};
 use crate::memory::arbiter::Arbiter;
 use crate::memory::{Memory, Requester};
 use crate::{Fault, Job, SimError, SimResult};
-use lacuna_spec::job::PanelLayout;
+use lacuna_spec::job::{JobKind, PanelLayout};
 use lacuna_spec::{Arch, MemRequester};
 
 /// Runs `job` on `arch`; `skip` enables bulk skipping of idle cycles.
@@ -54,9 +54,10 @@ pub fn run(
     let panels = job.panels.len() as u32;
     let mut act_load = ActLoad::new(layout.x, 2 * job.x.len() as u64);
     let mut scan = ActScan::new(c.scan_width, c.activation_queue_depth, panels);
-    let mut colptr = ColptrFetch::new(c.column_queue_depth);
-    let mut chunk = ChunkFetch::new(arch.chunk_entries(), c.fetch_buffer_chunks);
-    let mut dec = RlcDecoder::new();
+    let dense = job.kind == JobKind::Gemv;
+    let mut colptr = ColptrFetch::new(c.column_queue_depth, job.kind);
+    let mut chunk = ChunkFetch::new(arch.chunk_entries(), c.fetch_buffer_chunks, dense);
+    let mut dec = RlcDecoder::new(dense);
     let mut mul: Option<Token<Products>> = None;
     let mut route = Route::new(c.lanes);
     let mut acc =
@@ -313,7 +314,7 @@ fn memory_quiet(mem: &Memory) -> bool {
 /// wait a full memory round trip, a few times over.
 fn cycle_limit(arch: &Arch, job: &Job) -> u64 {
     let c = arch.chunk_entries() as u64;
-    let entries: u64 = job.panels.iter().map(|p| p.entries() + p.colptr.len() as u64).sum();
+    let entries: u64 = job.panels.iter().map(|p| p.entries(job.kind) + p.colptr.len() as u64).sum();
     let work =
         entries / c + 2 * entries + (job.panels.len() as u64 + 1) * (job.x.len() as u64 + job.panel_rows as u64 + 16);
     let round_trip = arch.memory.latency_cycles as u64

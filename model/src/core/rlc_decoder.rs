@@ -20,14 +20,16 @@ pub struct RlcDecoder {
     /// D1, D2, D3.
     pub stages: [Option<Token<Decoded>>; 3],
     carry: i64,
+    /// A `gemv` job: no run lengths, every run 0.
+    dense: bool,
     /// Buffers handed back by route, reused (the model's own bookkeeping).
     pub pool: Vec<Vec<RowProduct>>,
 }
 
 impl RlcDecoder {
-    /// An empty decoder.
-    pub fn new() -> RlcDecoder {
-        RlcDecoder { stages: [None, None, None], carry: 0, pool: Vec::new() }
+    /// An empty decoder; `dense`: a `gemv` job's (every run 0).
+    pub fn new(dense: bool) -> RlcDecoder {
+        RlcDecoder { stages: [None, None, None], carry: 0, dense, pool: Vec::new() }
     }
 
     /// All three stages empty.
@@ -77,12 +79,15 @@ impl RlcDecoder {
         let mut carry = self.carry;
         let mut first_over: Option<(usize, i64)> = None;
         // Entry i's run is nibble i of `runs` (low nibble first): index from the byte of `lo`.
-        let runs = &pd.runs[lo / 2..hi.div_ceil(2)];
+        // A gemv job has none: every run is 0 (chunk_fetch hands the decoder zeros).
+        let dense = self.dense;
+        let runs: &[u8] = if dense { &[] } else { &pd.runs[lo / 2..hi.div_ceil(2)] };
         let odd = lo & 1;
         let start = entries.len();
         entries.extend(pd.values[lo..hi].iter().enumerate().map(|(j, v)| {
             let n = j + odd;
-            carry += ((runs[n >> 1] >> ((n & 1) * 4)) & 0x0f) as i64 + 1;
+            let run = if dense { 0 } else { (runs[n >> 1] >> ((n & 1) * 4)) & 0x0f };
+            carry += run as i64 + 1;
             padding += lacuna_spec::numerics::is_zero(*v) as u32;
             if carry >= rows && first_over.is_none() {
                 first_over = Some((j, carry));
@@ -104,7 +109,7 @@ impl RlcDecoder {
 
 impl Default for RlcDecoder {
     fn default() -> RlcDecoder {
-        RlcDecoder::new()
+        RlcDecoder::new(false)
     }
 }
 
@@ -123,7 +128,7 @@ mod tests {
         let colptr = [0u32, 8];
         let pd = PanelData { rows: 4, values: &values, runs: &runs, colptr: &colptr };
         let column = Column { panel: 0, k: 0, x: f16::from_f32(0.5), start: 0, end: 8 };
-        let mut dec = RlcDecoder::new();
+        let mut dec = RlcDecoder::new(false);
         dec.accept(Token::Work(Slice { column, chunk: 0, lo: 0, hi: 8, first: true }), &[pd]);
         let Some(Token::Work(d)) = &dec.stages[0] else { panic!("a slice is in D1") };
         assert_eq!(d.overrun, Some(18));
