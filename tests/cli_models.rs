@@ -39,6 +39,7 @@ fn compile_and_eval_refuse_bad_arguments_clearly() {
     );
     assert_refused_by_clap(&lacuna(&["eval", "--allocation", "best"]), "unknown allocation");
     assert_refused_by_clap(&lacuna(&["compile", "smollm2-135m", "--allocation", "owl", "-o", o]), "unknown allocation");
+    assert_refused_by_clap(&lacuna(&["compile", "smollm2-135m", "--layout", "dense", "-o", o]), "unknown layout");
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--tokens", "10"]), "--tokens goes with --moe or --front");
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--allocation", "uniform,sensitivity"]), "one allocation");
     assert_clean_error(&lacuna(&["eval", "smollm2-135m", "--front", "--weight-levels", "100"]), "--weight-levels");
@@ -190,10 +191,15 @@ fn a_real_model_compiles_and_its_decode_trace_simulates_from_the_command_line() 
     let o = lacuna(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("50 % pruned (wanda)"), "{}", stdout(&o));
+    // Half the block weights pruned: RLC-CSC pays there; the unpruned LM head is a gemv job.
+    let layout = "layout         auto: 1 gemv jobs (dense panels), 210 spmspv (RLC-CSC): output";
+    assert!(stdout(&o).contains(layout), "{}", stdout(&o));
     let o = lacuna(&["simulate", d, "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let steps = v["steps"].as_array().unwrap();
+    let jobs: Vec<&str> = steps[0]["layers"].as_array().unwrap().iter().map(|l| l["job"].as_str().unwrap()).collect();
+    assert_eq!((jobs[0], jobs[210]), ("spmspv", "gemv"), "blk.0.attn_q and the LM head");
     assert_eq!(steps.len(), 5, "The capital of France is: 5 prompt steps");
     assert_eq!(steps[0]["layers"].as_array().unwrap().len(), 211);
     assert!(v["scope"].as_str().unwrap().contains("attention"));

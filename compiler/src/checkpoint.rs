@@ -447,12 +447,13 @@ pub(crate) mod test_models {
         use lacuna_spec::program::Settings;
         let arch = lacuna_spec::Arch::preset("tiny").unwrap();
         let ckpt = random_checkpoint(&LlamaConfig::tiny(), 5);
-        let lowered = lower_linears(&ckpt, &Thresholds::default(), &arch).unwrap();
+        let lowered = lower_linears(&ckpt, &Thresholds::default(), &arch, Default::default()).unwrap();
         let settings = Settings {
             weight_sparsity: 0.0,
             prune_method: "wanda".into(),
             act_sparsity: 0.0,
             allocation: "uniform".into(),
+            layout: "auto".into(),
             calibration: "none".into(),
             calibration_tokens: 0,
             held_out_act_sparsity: 0.0,

@@ -14,7 +14,7 @@ use crate::passes::act_thresholds::{calibrate, Sparsify, Thresholds};
 use crate::passes::allocate::{
     kind_levels, kind_thresholds, measure_kinds, owl, Allocation, InputKind, KindSensitivity, SENSITIVITY_DOCS,
 };
-use crate::passes::lower::lower_linears;
+use crate::passes::lower::{lower_linears, Layout};
 use crate::passes::prune_weights::{prune_blocks, prune_model, PruneMethod};
 use crate::tokenizer::TokenId;
 use half::f16;
@@ -35,6 +35,8 @@ pub struct CompileOptions {
     pub act_sparsity: f64,
     /// Where the targets go: the same everywhere, or by measured sensitivity.
     pub allocation: Allocation,
+    /// How each layer's job and layout are chosen.
+    pub layout: Layout,
     /// The target architecture.
     pub arch: Arch,
     /// Calibration documents (4 fortunes each).
@@ -58,6 +60,7 @@ impl CompileOptions {
             method,
             act_sparsity,
             allocation: Allocation::Uniform,
+            layout: Layout::Auto,
             arch,
             calibration_docs: 32,
             held_out_docs: 8,
@@ -298,12 +301,13 @@ pub fn finish(
     }
 
     progress(&format!("lowering {} linear layers for arch {}", ckpt.graph.linears().count(), opts.arch.name));
-    let lowered = lower_linears(ckpt, &thresholds, &opts.arch).map_err(|e| e.to_string())?;
+    let lowered = lower_linears(ckpt, &thresholds, &opts.arch, opts.layout).map_err(|e| e.to_string())?;
     let settings = Settings {
         weight_sparsity: opts.weight_sparsity,
         prune_method: format!("{:?}", opts.method).to_lowercase(),
         act_sparsity: opts.act_sparsity,
         allocation: opts.allocation.name().into(),
+        layout: opts.layout.name().into(),
         calibration: format!(
             "{SOURCE}: fortunes, {} documents of 4, up to {} tokens",
             texts(Split::Calibration, opts.calibration_docs)?.len(),

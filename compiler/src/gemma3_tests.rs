@@ -161,12 +161,13 @@ fn a_gemma3_program_passes_the_program_check() {
     use crate::passes::{act_thresholds::Thresholds, lower::lower_linears};
     let arch = lacuna_spec::Arch::preset("tiny").unwrap();
     let ckpt = random_checkpoint(&LlamaConfig::tiny_gemma3(), 5);
-    let lowered = lower_linears(&ckpt, &Thresholds::default(), &arch).unwrap();
+    let lowered = lower_linears(&ckpt, &Thresholds::default(), &arch, Default::default()).unwrap();
     let settings = lacuna_spec::program::Settings {
         weight_sparsity: 0.0,
         prune_method: "wanda".into(),
         act_sparsity: 0.0,
         allocation: "uniform".into(),
+        layout: "auto".into(),
         calibration: "none".into(),
         calibration_tokens: 0,
         held_out_act_sparsity: 0.0,

@@ -35,6 +35,7 @@ pub fn build_image(graph: &Graph, lowered: &[LoweredLinear]) -> (Vec<u8>, Vec<Pr
             weight_zeros: l.weight_zeros,
             entries: l.matrix.panels().iter().map(|p| p.entries()).sum(),
             threshold_bits: l.filter.threshold.to_bits(),
+            job: l.job,
             offset: image.len() as u64,
             bytes: bytes.len() as u64,
         });
@@ -74,6 +75,7 @@ pub fn assemble(
 mod tests {
     use crate::checkpoint::test_models::tiny_program;
     use lacuna_spec::graph::{LinearKind, NodeId};
+    use lacuna_spec::job::JobKind;
     use lacuna_spec::placement::Work;
     use lacuna_spec::program::Program;
     use std::path::Path;
@@ -96,6 +98,26 @@ mod tests {
         let back = Program::read(dir.path()).unwrap();
         assert_eq!(back.program, p);
         assert_eq!(back.matrices.len(), 2 * 7 + 1);
+        // Unpruned random weights: dense panels take fewer bytes, so every layer is a gemv job
+        // (layout auto), laid out densely on load.
+        assert!(p.layers.iter().all(|l| l.job == JobKind::Gemv));
+        assert!(back.dense.iter().all(Option::is_some));
+    }
+
+    #[test]
+    fn a_gemv_layer_is_accepted_only_where_dense_panels_take_fewer_bytes() {
+        use lacuna_spec::program::check::check_matrix;
+        use lacuna_spec::{DenseMatrix, RlcMatrix};
+        let (p, _) = tiny_program();
+        let mut l = p.layers[0].clone();
+        let zeros = DenseMatrix::zeros(l.rows as usize, l.cols as usize);
+        let m = RlcMatrix::encode(&zeros, Some(l.panel_rows)).unwrap();
+        (l.entries, l.weight_zeros) = (0, l.rows as u64 * l.cols as u64);
+        l.job = JobKind::Spmspv;
+        check_matrix(&l, &m).unwrap();
+        l.job = JobKind::Gemv;
+        let e = check_matrix(&l, &m).unwrap_err();
+        assert!(e.contains("gemv only where dense panels take fewer"), "{e}");
     }
 
     #[test]
@@ -152,6 +174,8 @@ mod tests {
             (Box::new(|p| p.settings.act_sparsity = 50.0), "act_sparsity"),
             (Box::new(|p| p.settings.prune_method = "random".into()), "prune_method"),
             (Box::new(|p| p.settings.allocation = "best".into()), "settings.allocation"),
+            (Box::new(|p| p.settings.layout = "dense".into()), "settings.layout"),
+            (Box::new(|p| p.settings.layout = "rlc-csc".into()), "but settings.layout is rlc-csc"),
             (Box::new(|p| p.image_bytes += 64), "the manifest says"),
             (Box::new(|p| p.layers[1].offset += 8), "not 64-byte aligned"),
             (Box::new(|p| p.layers[0].rows += 1), "the graph's weight is"),

@@ -2,7 +2,8 @@
 //! decode trace, every linear layer as one core job with the step's real activations.
 //!
 //! Contract: [`run_step`] builds, for each layer of the program in execution order, the job the
-//! compiler lowered (its RLC-CSC matrix, its threshold) with the trace's FP16 activation vector
+//! compiler lowered (spmspv over its RLC-CSC matrix or gemv over the same weights in dense
+//! panels, as the layer records; its threshold) with the trace's FP16 activation vector
 //! of the layer's input, simulates it, and reports per layer the core's cycles, DRAM bytes and
 //! energy beside dense FP16 GEMV of the same layer on the same hardware
 //! ([`crate::baselines::dense`]). The rest of the step follows the program's placement
@@ -30,6 +31,8 @@ use serde::Serialize;
 pub struct LayerRun {
     /// Layer name.
     pub name: String,
+    /// The job that ran it (spmspv over RLC-CSC, or gemv over dense panels).
+    pub job: lacuna_spec::job::JobKind,
     /// Cycles on the Sparse SIMT core.
     pub cycles: u64,
     /// Dense FP16 GEMV cycles on the same hardware.
@@ -294,15 +297,16 @@ pub fn run_step(
         )));
     }
     let mut layers = Vec::with_capacity(p.program.layers.len());
-    for ((l, m), d) in p.program.layers.iter().zip(&p.matrices).zip(dense) {
+    for (i, (l, d)) in p.program.layers.iter().zip(dense).enumerate() {
         let x = activations(trace, step, l)?;
         let x = Activations::new(x.to_vec()).map_err(|e| ProgramRunError::Mismatch(format!("{}: {e}", l.name)))?;
         let filter = ActivationFilter { threshold: f16::from_bits(l.threshold_bits) };
-        let job = Job::new(m, &x, filter);
+        let job = Job::of(p.weights(i), &x, filter);
         let r = simulate(&p.arch, &job).map_err(|source| ProgramRunError::Sim { layer: l.name.clone(), source })?;
         let k = &r.counters;
         layers.push(LayerRun {
             name: l.name.clone(),
+            job: l.job,
             cycles: k.cycles,
             dense_cycles: d.cycles,
             dram_bytes: k.bytes.loaded() + k.bytes.outputs,

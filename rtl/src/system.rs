@@ -32,6 +32,7 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("panel_rows", "job: rows per panel (the last may have fewer)"),
     ("panels", "job: panels"),
     ("threshold", "job: activation threshold, a non-negative FP16"),
+    ("dense", "job: 1 for a gemv job (dense panels: no run lengths, every run 0)"),
     ("table_write", "write entry table_index of the panel table this cycle"),
     ("table_index", "the panel"),
     ("table_values", "its FP16 values' address"),
@@ -86,6 +87,8 @@ pub struct System {
     pub panels: Signal<In, Bits<16>>,
     /// Threshold.
     pub threshold: Signal<In, Bits<16>>,
+    /// A gemv job.
+    pub dense: Signal<In, Bit>,
     /// Panel table write.
     pub table_write: Signal<In, Bit>,
     /// Its panel.
@@ -178,6 +181,7 @@ impl System {
             panel_rows: Default::default(),
             panels: Default::default(),
             threshold: Default::default(),
+            dense: Default::default(),
             table_write: Default::default(),
             table_index: Default::default(),
             table_values: Default::default(),
@@ -230,6 +234,7 @@ impl Logic for System {
         self.core.panel_rows.next = self.panel_rows.val();
         self.core.panels.next = self.panels.val();
         self.core.threshold.next = self.threshold.val();
+        self.core.dense.next = self.dense.val();
         self.core.table_write.next = self.table_write.val();
         self.core.table_index.next = self.table_index.val();
         self.core.table_values.next = self.table_values.val();

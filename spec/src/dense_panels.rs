@@ -159,6 +159,14 @@ pub fn layout_bytes(m: &RlcMatrix) -> (u64, u64) {
     (rlc, dense)
 }
 
+/// Whether `m`'s weights take fewer bytes in dense panels than in RLC-CSC: the compiler's rule
+/// for lowering a layer to a `gemv` job (`--layout auto`), and what a program's check holds a
+/// `gemv` layer to (so a manifest cannot make the loader expand a sparse layer densely).
+pub fn dense_pays(m: &RlcMatrix) -> bool {
+    let (rlc, dense) = layout_bytes(m);
+    dense < rlc
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@ use lacuna_compiler::checkpoint::Checkpoint;
 use lacuna_compiler::compile::{compile, CompileOptions};
 use lacuna_compiler::models;
 use lacuna_compiler::passes::allocate::Allocation;
+use lacuna_compiler::passes::lower::Layout;
 use lacuna_compiler::passes::prune_weights::PruneMethod;
 use lacuna_spec::trace::write_trace;
 use lacuna_spec::Arch;
@@ -36,6 +37,10 @@ pub struct Args {
     /// TEAL's greedy allocation on measured output error; docs/compiler.md).
     #[arg(long, conflicts_with = "moe", value_parser = clap::value_parser!(Allocation), default_value = "uniform")]
     allocation: Allocation,
+    /// Each layer's job: `auto` (gemv over dense panels where they take fewer bytes than
+    /// RLC-CSC, else spmspv) or `rlc-csc` (every layer spmspv, the baseline).
+    #[arg(long, conflicts_with = "moe", value_parser = clap::value_parser!(Layout), default_value = "auto")]
+    layout: Layout,
     /// Architecture: a preset (edge, tiny) or a TOML file.
     #[arg(long, conflicts_with = "moe", default_value = "edge")]
     arch: String,
@@ -126,6 +131,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         held_out_docs: a.held_out_docs,
         max_tokens: a.max_tokens,
         allocation: a.allocation,
+        layout: a.layout,
         ..CompileOptions::new(
             arch,
             a.weight_sparsity.partial_fraction("weight-sparsity")?,
@@ -175,6 +181,19 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let v: Vec<String> = levels.iter().map(|(k, v)| format!("{k:?} {:.0} %", 100.0 * v)).collect();
         println!("  by input      {} (measured sensitivity)", v.join(", "));
     }
+    let gemv: Vec<&str> =
+        c.program.layers.iter().filter(|l| l.job == lacuna_spec::job::JobKind::Gemv).map(|l| l.name.as_str()).collect();
+    println!(
+        "layout         {}: {} gemv jobs (dense panels), {} spmspv (RLC-CSC){}",
+        s.layout,
+        gemv.len(),
+        c.program.layers.len() - gemv.len(),
+        match gemv.len() {
+            0 => String::new(),
+            n if n <= 4 => format!(": {}", gemv.join(", ")),
+            _ => format!(": {}, ... {}", gemv[..3].join(", "), gemv[gemv.len() - 1]),
+        }
+    );
     println!("calibration    {} ({} tokens)", s.calibration, s.calibration_tokens);
     println!("trace          {:?} -> {:?}", opts.prompt, c.generated);
     Ok(ExitCode::SUCCESS)

@@ -109,7 +109,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut report = Report {
         arch: arch.name.clone(),
         arch_hash: arch.hash().to_string(),
-        provenance: "random jobs: synthetic seeded matrices and activations, small exact values on even seeds and Gaussian FP16 (real-valued) on odd seeds (lacuna_testbench::case::Case::random); named cases: hand-written data files",
+        provenance: "random jobs: synthetic seeded matrices and activations, small exact values on even seeds and Gaussian FP16 (real-valued) on odd seeds, a quarter of them gemv jobs over dense panels (lacuna_testbench::case::Case::random); named cases: hand-written data files",
         jobs: 0,
         random_jobs: a.jobs,
         named_cases: named_count,

@@ -18,6 +18,7 @@ use lacuna_compiler::corpus::{fortunes, join, Split, SOURCE};
 use lacuna_compiler::eval::{accuracy, Accuracy, Numerics};
 use lacuna_compiler::passes::act_thresholds::Thresholds;
 use lacuna_compiler::passes::allocate::Allocation;
+use lacuna_compiler::passes::lower::Layout;
 use lacuna_compiler::passes::prune_weights::PruneMethod;
 use lacuna_compiler::tokenizer::TokenId;
 use lacuna_model::energy::EnergyTable;
@@ -77,6 +78,10 @@ pub struct Args {
     /// [default: uniform; with --front: uniform,sensitivity].
     #[arg(long, conflicts_with = "moe", value_delimiter = ',', value_parser = clap::value_parser!(Allocation))]
     allocation: Vec<Allocation>,
+    /// Each layer's job: `auto` (gemv over dense panels where they take fewer bytes than
+    /// RLC-CSC, else spmspv) or `rlc-csc` (every layer spmspv, the baseline).
+    #[arg(long, conflicts_with = "moe", value_parser = clap::value_parser!(Layout), default_value = "auto")]
+    layout: Layout,
     /// With --moe: generation prompts (16 tokens of held-out fortunes each).
     #[arg(long, requires = "moe", default_value_t = 3)]
     prompts: usize,
@@ -129,6 +134,8 @@ struct Row {
     dram_mb_per_token: f64,
     energy_uj_per_token: f64,
     dense_energy_uj_per_token: f64,
+    /// Layers run as gemv jobs over dense panels (the rest spmspv over RLC-CSC).
+    gemv_layers: usize,
     trace_answer: String,
 }
 
@@ -139,6 +146,7 @@ struct Report<'a> {
     arch_hash: String,
     method: String,
     allocation: &'static str,
+    layout: &'static str,
     eval_text: String,
     calibration_text: String,
     trace_prompt: &'static str,
@@ -257,6 +265,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             weight_levels,
             act_levels,
             allocations,
+            layout: a.layout,
             method,
             arch,
             tokens,
@@ -298,6 +307,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         say(&format!("level {level} %: compiling"));
         let mut opts = CompileOptions::new(arch.clone(), x, method, x);
         opts.allocation = allocation;
+        opts.layout = a.layout;
         opts.calibration_docs = calibration_docs;
         opts.max_tokens = a.max_tokens;
         opts.prompt = PROMPT.into();
@@ -344,6 +354,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             dram_mb_per_token: sp.dram_bytes / 1e6,
             energy_uj_per_token: sp.energy_pj / 1e6,
             dense_energy_uj_per_token: sp.dense_energy_pj / 1e6,
+            gemv_layers: p.program.layers.iter().filter(|l| l.job == lacuna_spec::job::JobKind::Gemv).count(),
             trace_answer: c.generated.clone(),
         });
     }
@@ -353,6 +364,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         arch_hash: arch.hash().to_string(),
         method: a.method.clone(),
         allocation: allocation.name(),
+        layout: a.layout.name(),
         eval_text: format!(
             "{SOURCE}: literature, {} documents of 4 entries, up to {} tokens",
             eval_docs.len(),
@@ -395,8 +407,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     println!("model        {}", report.model);
     println!(
-        "arch         {} ({}), {} MHz; pruning {}, {} allocation",
-        report.arch, report.arch_hash, arch.clock_mhz, report.method, report.allocation
+        "arch         {} ({}), {} MHz; pruning {}, {} allocation, {} layout",
+        report.arch, report.arch_hash, arch.clock_mhz, report.method, report.allocation, report.layout
     );
     println!("eval text    {}", report.eval_text);
     println!("calibration  {}", report.calibration_text);

@@ -24,9 +24,11 @@ use lacuna_compiler::corpus::{Split, SOURCE};
 use lacuna_compiler::eval::{accuracy, Numerics};
 use lacuna_compiler::passes::act_thresholds::Thresholds;
 use lacuna_compiler::passes::allocate::{Allocation, InputKind};
+use lacuna_compiler::passes::lower::Layout;
 use lacuna_compiler::passes::prune_weights::PruneMethod;
 use lacuna_compiler::tokenizer::TokenId;
 use lacuna_model::energy::EnergyTable;
+use lacuna_spec::job::JobKind;
 use lacuna_spec::Arch;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -39,6 +41,7 @@ pub struct FrontArgs {
     pub weight_levels: Vec<f64>,
     pub act_levels: Vec<f64>,
     pub allocations: Vec<Allocation>,
+    pub layout: Layout,
     pub method: PruneMethod,
     pub arch: Arch,
     /// Evaluation tokens at most (documents of 4 `literature` entries, each up to `max_tokens`).
@@ -67,6 +70,8 @@ pub struct Point {
     pub dram_mb_per_token: f64,
     pub energy_uj_per_token: f64,
     pub dense_energy_uj_per_token: f64,
+    /// Layers run as gemv jobs over dense panels (the rest spmspv over RLC-CSC).
+    pub gemv_layers: usize,
     /// On the Pareto front of its allocation (no point of it is both faster and more accurate).
     pub on_front: bool,
     /// Each block's weight sparsity (sensitivity allocation with weights pruned).
@@ -94,6 +99,7 @@ struct Report<'a> {
     arch: String,
     arch_hash: String,
     method: String,
+    layout: &'static str,
     eval_text: String,
     calibration_text: String,
     numerics: &'static str,
@@ -135,6 +141,7 @@ pub fn run(a: FrontArgs) -> Result<ExitCode> {
         held_out_docs: 0,
         max_tokens: a.max_tokens,
         allocation: alloc,
+        layout: a.layout,
         ..CompileOptions::new(a.arch.clone(), w, a.method, x)
     };
     // The dense capture, once, when some weight level reads it.
@@ -215,6 +222,7 @@ pub fn run(a: FrontArgs) -> Result<ExitCode> {
                     dram_mb_per_token: sp.dram_bytes / 1e6,
                     energy_uj_per_token: sp.energy_pj / 1e6,
                     dense_energy_uj_per_token: sp.dense_energy_pj / 1e6,
+                    gemv_layers: p.program.layers.iter().filter(|l| l.job == JobKind::Gemv).count(),
                     on_front: false,
                     weight_sparsity_by_block: by_block.clone(),
                     act_sparsity_by_kind: parts.act_levels,
@@ -231,6 +239,7 @@ pub fn run(a: FrontArgs) -> Result<ExitCode> {
         arch: a.arch.name.clone(),
         arch_hash: a.arch.hash().to_string(),
         method: format!("{:?}", a.method).to_lowercase(),
+        layout: a.layout.name(),
         eval_text: format!(
             "{SOURCE}: literature, {} documents of 4 entries, up to {} tokens each, {} predicted tokens",
             docs.len(),
@@ -308,10 +317,10 @@ fn targets(points: &[Point], allocations: &[Allocation]) -> Vec<Target> {
 }
 
 fn csv(points: &[Point]) -> String {
-    let mut s = String::from("allocation,weight_sparsity,act_sparsity_target,act_sparsity_eval_text,perplexity,perplexity_increase,top1_agreement_with_dense,cycles_per_token,speedup_vs_dense,dram_mb_per_token,energy_uj_per_token,dense_energy_uj_per_token,on_front\n");
+    let mut s = String::from("allocation,weight_sparsity,act_sparsity_target,act_sparsity_eval_text,perplexity,perplexity_increase,top1_agreement_with_dense,cycles_per_token,speedup_vs_dense,dram_mb_per_token,energy_uj_per_token,dense_energy_uj_per_token,gemv_layers,on_front\n");
     for p in points {
         s.push_str(&format!(
-            "{},{},{},{:.4},{:.4},{:.4},{:.4},{:.0},{:.4},{:.3},{:.2},{:.2},{}\n",
+            "{},{},{},{:.4},{:.4},{:.4},{:.4},{:.0},{:.4},{:.3},{:.2},{:.2},{},{}\n",
             p.allocation.name(),
             p.weight_sparsity,
             p.act_sparsity_target,
@@ -324,6 +333,7 @@ fn csv(points: &[Point]) -> String {
             p.dram_mb_per_token,
             p.energy_uj_per_token,
             p.dense_energy_uj_per_token,
+            p.gemv_layers,
             p.on_front
         ));
     }
@@ -332,7 +342,7 @@ fn csv(points: &[Point]) -> String {
 
 fn print_table(r: &Report) {
     println!("model        {}", r.model);
-    println!("arch         {} ({}); pruning {}", r.arch, r.arch_hash, r.method);
+    println!("arch         {} ({}); pruning {}; {} layout", r.arch, r.arch_hash, r.method, r.layout);
     println!("eval text    {}", r.eval_text);
     println!("calibration  {}", r.calibration_text);
     println!("numerics     {}", r.numerics);
@@ -402,6 +412,7 @@ mod tests {
             dram_mb_per_token: 0.0,
             energy_uj_per_token: 0.0,
             dense_energy_uj_per_token: 0.0,
+            gemv_layers: 0,
             on_front: false,
             weight_sparsity_by_block: Vec::new(),
             act_sparsity_by_kind: None,

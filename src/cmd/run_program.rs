@@ -92,9 +92,10 @@ pub fn run(dir: &Path, trace: Option<&Path>, json: bool, timeline: Option<&Path>
     println!("trace    {} ({:?}, {} steps)", trace_path.display(), t.header.prompt, t.steps.len());
     println!("scope    {SCOPE}\n");
     // Per layer kind over the blocks, averaged over the steps.
-    let mut kinds: Vec<(String, u64, u64, u64, f64)> = Vec::new();
+    let mut kinds: Vec<(String, u64, u64, u64, f64, [u32; 2])> = Vec::new();
     for (i, l) in p.program.layers.iter().enumerate() {
         let kind = l.kind.name().to_string();
+        let jobs = if l.job == lacuna_spec::job::JobKind::Gemv { [1, 0] } else { [0, 1] };
         let (c, d, b, e) = steps.iter().fold((0, 0, 0, 0.0), |(c, d, b, e), s| {
             let r = &s.layers[i];
             (c + r.cycles, d + r.dense_cycles, b + r.dram_bytes, e + r.energy_pj)
@@ -105,16 +106,30 @@ pub fn run(dir: &Path, trace: Option<&Path>, json: bool, timeline: Option<&Path>
                 k.2 += d;
                 k.3 += b;
                 k.4 += e;
+                k.5 = [k.5[0] + jobs[0], k.5[1] + jobs[1]];
             }
-            None => kinds.push((kind, c, d, b, e)),
+            None => kinds.push((kind, c, d, b, e, jobs)),
         }
     }
     let n = steps.len().max(1) as u64;
-    let mut tk =
-        Table::new(&["layer kind (all blocks)", "cycles/token", "dense cycles", "speedup", "DRAM MB", "energy uJ"]);
-    for (kind, c, d, b, e) in &kinds {
+    let mut tk = Table::new(&[
+        "layer kind (all blocks)",
+        "jobs",
+        "cycles/token",
+        "dense cycles",
+        "speedup",
+        "DRAM MB",
+        "energy uJ",
+    ]);
+    for (kind, c, d, b, e, [gemv, spmspv]) in &kinds {
+        let jobs = match (gemv, spmspv) {
+            (0, s) => format!("spmspv {s}"),
+            (g, 0) => format!("gemv {g}"),
+            (g, s) => format!("gemv {g}, spmspv {s}"),
+        };
         tk.row(vec![
             kind.clone(),
+            jobs,
             (c / n).to_string(),
             (d / n).to_string(),
             format!("{:.2}", *d as f64 / (*c).max(1) as f64),
@@ -132,6 +147,7 @@ pub fn run(dir: &Path, trace: Option<&Path>, json: bool, timeline: Option<&Path>
     }
     tk.row(vec![
         "attention (core, dense)".into(),
+        "dense".into(),
         (ac / n).to_string(),
         (ac / n).to_string(),
         "1.00".into(),
@@ -140,6 +156,7 @@ pub fn run(dir: &Path, trace: Option<&Path>, json: bool, timeline: Option<&Path>
     ]);
     tk.row(vec![
         "vector unit".into(),
+        "".into(),
         (vc / n).to_string(),
         (vc / n).to_string(),
         "1.00".into(),

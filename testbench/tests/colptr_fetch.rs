@@ -102,7 +102,7 @@ fn colptr_fetch_matches_the_model(preset: &str, seed: u64) -> bool {
     rtl.set(reset, 0);
 
     let mut mem = Memory::new(&arch.memory);
-    let mut fetch = ColptrFetch::new(arch.core.column_queue_depth);
+    let mut fetch = ColptrFetch::new(arch.core.column_queue_depth, lacuna_spec::job::JobKind::Spmspv);
     let mut input: VecDeque<Token<ActiveColumn>> = VecDeque::new();
     let mut responses: VecDeque<(u64, u64)> = VecDeque::new();
     let mut faulted = false;

@@ -1,7 +1,8 @@
 //! The system top (the core and its memory port), Verilated, against the cycle model and the
 //! golden references (`lacuna_testbench::cosim`): on 1,000 random `tiny` jobs, 60 random `edge`
 //! jobs and 300 on `tiny_rr` (round-robin arbitration) (synthetic
-//! matrices of 1-4 panels, a quarter with corrupted streams) the RTL makes the same memory
+//! matrices of 1-4 panels, a quarter with corrupted streams, a quarter gemv jobs over dense
+//! panels) the RTL makes the same memory
 //! requests in the same cycles, ends in the same cycle with the same fault report and writes
 //! bit-identical y; the model matches the column-order golden bit for bit and the golden stays
 //! within the dense bound. Then the named edge cases of `testbench/cases/`.
@@ -17,13 +18,16 @@ fn random_jobs_agree_on(arch: &Arch, jobs: u64) -> usize {
     let (arch, preset) = (arch, &arch.name);
     let rtl = RtlEngine { max_cycles: 1_000_000 };
     let mut faulted = 0;
+    let mut gemv = 0;
     for seed in 0..jobs {
         let case = Case::random(&arch, seed);
         let rep = check_case(&arch, &case, &rtl);
         assert!(rep.passed(), "{preset} seed {seed}: {rep:#?}");
         assert!(!rep.faulted || case.malformed, "{preset} seed {seed}: a well-formed job faulted");
         faulted += rep.faulted as usize;
+        gemv += (case.kind == lacuna_spec::job::JobKind::Gemv && !case.malformed) as u64;
     }
+    assert!(gemv * 8 >= jobs, "{preset}: only {gemv} of {jobs} jobs were well-formed gemv jobs");
     faulted
 }
 

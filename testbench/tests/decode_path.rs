@@ -108,7 +108,7 @@ fn decode_path_matches_the_model(preset: &str, seed: u64) -> bool {
     rtl.cycle();
     rtl.set(reset, 0);
 
-    let mut dec = RlcDecoder::new();
+    let mut dec = RlcDecoder::new(false);
     let mut mul: Option<Token<Products>> = None;
     let (mut delivered, mut t) = (0usize, 0u64);
     let total = queue.len();

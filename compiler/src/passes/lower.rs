@@ -1,17 +1,25 @@
-//! Lowering: every linear layer of the decode step to one spMspV job of the Sparse SIMT core.
+//! Lowering: every linear layer of the decode step to one job of the Sparse SIMT core.
 //!
 //! Contract: for each [`Op::Linear`] of the graph, in execution order, [`lower_linears`] rounds
 //! the (pruned) f32 weights to FP16 (round to nearest even; a value that overflows FP16 is an
 //! error naming the layer, row and column), tiles the rows into panels of equal height that fit
-//! the `Arch`'s accumulator tile (`Arch::balanced_panel_rows`), encodes them as RLC-CSC, and
-//! attaches the layer's activation threshold. A layer whose K does not fit the activation SRAM
-//! is refused with the sizes. The result is what the program stores and the core runs.
+//! the `Arch`'s accumulator tile (`Arch::balanced_panel_rows`), encodes them as RLC-CSC, chooses
+//! the job ([`Layout`]: under `auto`, a `gemv` job over dense panels where they take fewer bytes
+//! than RLC-CSC, `lacuna_spec::dense_panels::dense_pays`, else `spmspv`), and attaches the
+//! layer's activation threshold. A layer whose K does not fit the activation SRAM is refused with
+//! the sizes. The result is what the program stores and the core runs.
+//!
+//! Why bytes decide: a decode-step job is memory-bound (the decoder takes a chunk a cycle, about
+//! one cycle of DRAM bandwidth), and both jobs skip the same inactive columns, so the layout with
+//! fewer bytes is the faster one; a dense panel costs 2 bytes a weight, RLC-CSC 2.5 a stored entry.
 
 use crate::checkpoint::Checkpoint;
 use crate::encode_parallel;
 use crate::passes::act_thresholds::Thresholds;
 use half::f16;
+use lacuna_spec::dense_panels::dense_pays;
 use lacuna_spec::graph::{LayerId, LinearKind, NodeId};
+use lacuna_spec::job::JobKind;
 use lacuna_spec::{ActivationFilter, Arch, DenseMatrix, RlcMatrix};
 use rayon::prelude::*;
 
@@ -28,10 +36,51 @@ pub struct LoweredLinear {
     pub layer: Option<LayerId>,
     /// The weights, tiled and encoded.
     pub matrix: RlcMatrix,
+    /// The job that runs it (`Gemv`: the same weights in dense panels).
+    pub job: JobKind,
     /// The activation filter of the job.
     pub filter: ActivationFilter,
     /// Zero weights after rounding to FP16 (pruned, zero already, or too small for FP16).
     pub weight_zeros: u64,
+}
+
+/// How each layer's job (and so its layout in memory) is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// `gemv` over dense panels where they take fewer bytes than RLC-CSC, else `spmspv`.
+    #[default]
+    Auto,
+    /// Every layer `spmspv` over RLC-CSC (the layout before dense panels existed: a baseline).
+    RlcCsc,
+}
+
+impl Layout {
+    /// Its name in programs and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Auto => "auto",
+            Layout::RlcCsc => "rlc-csc",
+        }
+    }
+
+    /// The job for `m`.
+    pub fn job(self, m: &RlcMatrix) -> JobKind {
+        match self {
+            Layout::Auto if dense_pays(m) => JobKind::Gemv,
+            _ => JobKind::Spmspv,
+        }
+    }
+}
+
+impl std::str::FromStr for Layout {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Layout, String> {
+        match s {
+            "auto" => Ok(Layout::Auto),
+            "rlc-csc" => Ok(Layout::RlcCsc),
+            _ => Err(format!("unknown layout {s:?}: auto or rlc-csc")),
+        }
+    }
 }
 
 /// Why a layer could not be lowered.
@@ -97,11 +146,13 @@ pub fn to_fp16(name: &str, rows: usize, cols: usize, data: &[f32]) -> Result<Den
     DenseMatrix::new(rows, cols, values).map_err(|e| LowerError::Encode { layer: name.into(), message: e.to_string() })
 }
 
-/// Lowers every linear layer of `ckpt` for `arch`, with the activation thresholds.
+/// Lowers every linear layer of `ckpt` for `arch`, with the activation thresholds, each to the
+/// job `layout` chooses.
 pub fn lower_linears(
     ckpt: &Checkpoint,
     thresholds: &Thresholds,
     arch: &Arch,
+    layout: Layout,
 ) -> Result<Vec<LoweredLinear>, LowerError> {
     let mut out = Vec::new();
     for (node, weight, kind, layer) in ckpt.graph.linears() {
@@ -130,7 +181,8 @@ pub fn lower_linears(
         let panel_rows = arch.balanced_panel_rows(w.rows);
         let matrix = encode_parallel(&dense, Some(panel_rows))
             .map_err(|e| LowerError::Encode { layer: name.clone(), message: e.to_string() })?;
-        out.push(LoweredLinear { node, name, kind, layer, matrix, filter: thresholds.filter(node), weight_zeros });
+        let job = layout.job(&matrix);
+        out.push(LoweredLinear { node, name, kind, layer, matrix, job, filter: thresholds.filter(node), weight_zeros });
     }
     Ok(out)
 }

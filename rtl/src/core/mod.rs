@@ -5,6 +5,7 @@
 //! ```text
 //!            +------------------------------------ core -------------------------------------+
 //!  cfg ----->| x_base y_base cols m panel_rows panels threshold   panel table (per panel:    |
+//!            | dense (a gemv job: chunk_fetch reads no runs)                                 |
 //!  table_* ->|                                                   values runs colptr entries  |
 //!  start --->| running: start .. done (the blocks are held in      rows), written before start|
 //!            |   reset while not running)                                                    |
@@ -87,6 +88,7 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("panel_rows", "job: rows per panel (the last may have fewer)"),
     ("panels", "job: panels"),
     ("threshold", "job: activation threshold, a non-negative FP16"),
+    ("dense", "job: 1 for a gemv job (dense panels: no run lengths, every run 0)"),
     ("table_write", "write entry table_index of the panel table this cycle"),
     ("table_index", "the panel"),
     ("table_values", "its FP16 values' address"),
@@ -150,6 +152,8 @@ pub struct Core {
     pub panels: Signal<In, Bits<16>>,
     /// Threshold.
     pub threshold: Signal<In, Bits<16>>,
+    /// A gemv job.
+    pub dense: Signal<In, Bit>,
     /// Panel table write.
     pub table_write: Signal<In, Bit>,
     /// Its panel.
@@ -291,6 +295,7 @@ impl Core {
             panel_rows: Default::default(),
             panels: Default::default(),
             threshold: Default::default(),
+            dense: Default::default(),
             table_write: Default::default(),
             table_index: Default::default(),
             table_values: Default::default(),

@@ -120,6 +120,7 @@ impl Logic for Core {
         self.chunk.req_ready.next = self.chunk_ready.val();
         self.chunk.resp_valid.next = self.chunk_resp.val();
         self.chunk.resp_runs.next = self.chunk_resp_runs.val();
+        self.chunk.dense.next = self.dense.val();
 
         self.colptr.clock.next = self.clock.val();
         self.colptr.reset.next = self.block_reset.val();

@@ -9,7 +9,9 @@
 //! with its matrix in the image. The first problem is returned as a message; the caller names the
 //! file.
 
+use crate::dense_panels::{dense_pays, layout_bytes};
 use crate::graph::{Graph, Op};
+use crate::job::JobKind;
 use crate::placement::place;
 use crate::program::{Program, ProgramLayer};
 use crate::{Arch, RlcMatrix};
@@ -152,6 +154,14 @@ fn check_settings(p: &Program) -> Result<(), String> {
     if !["uniform", "sensitivity"].contains(&s.allocation.as_str()) {
         return Err(format!("settings.allocation {:?} is not uniform or sensitivity", s.allocation));
     }
+    if !["rlc-csc", "auto"].contains(&s.layout.as_str()) {
+        return Err(format!("settings.layout {:?} is not rlc-csc or auto", s.layout));
+    }
+    if s.layout == "rlc-csc" {
+        if let Some(l) = p.layers.iter().find(|l| l.job != JobKind::Spmspv) {
+            return Err(format!("layer {} is a {} job, but settings.layout is rlc-csc", l.name, l.job.name()));
+        }
+    }
     if let Some(sum) = &p.model_sha256 {
         if sum.len() != 64 || !sum.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!("model_sha256 {sum:?} is not 64 hex digits"));
@@ -180,6 +190,16 @@ pub fn check_matrix(l: &ProgramLayer, m: &RlcMatrix) -> Result<(), String> {
             "the matrix has {} panels, {} entries and {zeros} zero weights; the manifest says {}, {} and {}",
             stats.panels, stats.stored_entries, l.panels, l.entries, l.weight_zeros
         ));
+    }
+    match l.job {
+        JobKind::Spmspv => {}
+        JobKind::Gemv if dense_pays(m) => {}
+        JobKind::Gemv => {
+            let (rlc, dense) = layout_bytes(m);
+            return Err(format!(
+                "a gemv job, but its weights take {dense} bytes in dense panels and {rlc} in RLC-CSC (gemv only where dense panels take fewer)"
+            ));
+        }
     }
     Ok(())
 }

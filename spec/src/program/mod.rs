@@ -5,8 +5,10 @@
 //!   and hash), the model, the pruning and sparsity settings with what calibration measured, the
 //!   decode-step graph, and one [`ProgramLayer`] per linear layer (shape, tiling, threshold,
 //!   where its weights lie in the image);
-//! - `image.bin`: the memory image of the weights, each layer's RLC-CSC matrix as an `.rlc` file
-//!   (`lacuna_spec::rlc_file`, CRC-checked) at a 64-byte aligned offset;
+//! - `image.bin`: the weights, each layer's RLC-CSC matrix as an `.rlc` file
+//!   (`lacuna_spec::rlc_file`, CRC-checked) at a 64-byte aligned offset; a layer whose job is
+//!   `gemv` runs over the same weights in dense panels (`crate::dense_panels`), laid out from
+//!   them on load (the image stays compact; the job's memory layout is `crate::job`'s);
 //! - `trace.lctr`: a decode trace of the compiled model on a real prompt ([`crate::trace`]), the
 //!   activations the simulation replays.
 //!
@@ -27,7 +29,9 @@
 
 pub mod check;
 
+use crate::dense_panels::DensePanels;
 use crate::graph::{Graph, LayerId, LinearKind, NodeId};
+use crate::job::{JobKind, Weights};
 use crate::rlc_file::read_rlc;
 use crate::{Arch, RlcMatrix};
 use serde::{Deserialize, Serialize};
@@ -56,6 +60,11 @@ pub struct Settings {
     /// zeros and threshold are in its entry). Programs from before it was recorded are uniform.
     #[serde(default = "uniform")]
     pub allocation: String,
+    /// How each layer's layout was chosen (`rlc-csc`: every layer a spmspv job; `auto`: a gemv
+    /// job over dense panels where they take fewer bytes). Programs from before it was recorded
+    /// are rlc-csc.
+    #[serde(default = "rlc_csc")]
+    pub layout: String,
     /// The calibration text and how much of it was used.
     pub calibration: String,
     /// Calibration tokens.
@@ -68,6 +77,14 @@ pub struct Settings {
 
 fn uniform() -> String {
     "uniform".into()
+}
+
+fn spmspv() -> JobKind {
+    JobKind::Spmspv
+}
+
+fn rlc_csc() -> String {
+    "rlc-csc".into()
 }
 
 /// One linear layer of the program.
@@ -98,6 +115,11 @@ pub struct ProgramLayer {
     pub entries: u64,
     /// FP16 activation threshold, as bits.
     pub threshold_bits: u16,
+    /// The job that runs it: `spmspv` (RLC-CSC panels) or `gemv` (the same weights in dense
+    /// panels, `crate::dense_panels`, only where they take fewer bytes). Programs from before
+    /// it was recorded are all spmspv.
+    #[serde(default = "spmspv")]
+    pub job: JobKind,
     /// Offset of its `.rlc` bytes in the image.
     pub offset: u64,
     /// Length of its `.rlc` bytes.
@@ -143,6 +165,18 @@ pub struct LoadedProgram {
     pub arch: Arch,
     /// Each layer's weights, in manifest order.
     pub matrices: Vec<RlcMatrix>,
+    /// Each gemv layer's weights in dense panels (`None` for a spmspv layer).
+    pub dense: Vec<Option<DensePanels>>,
+}
+
+impl LoadedProgram {
+    /// Layer `i`'s weights in the layout its job reads.
+    pub fn weights(&self, i: usize) -> Weights<'_> {
+        match &self.dense[i] {
+            Some(d) => Weights::Dense(d),
+            None => Weights::Rlc(&self.matrices[i]),
+        }
+    }
 }
 
 /// Why a program could not be written or read.
@@ -236,6 +270,7 @@ impl Program {
             return Err(invalid(img_path, format!("CRC {crc:08x}, the manifest says {:08x}", program.image_crc32)));
         }
         let mut matrices = Vec::with_capacity(program.layers.len());
+        let mut dense = Vec::with_capacity(program.layers.len());
         for l in &program.layers {
             let bytes = (l.offset as usize)
                 .checked_add(l.bytes as usize)
@@ -243,9 +278,15 @@ impl Program {
                 .ok_or_else(|| invalid(img_path, format!("layer {} lies outside the image", l.name)))?;
             let m = read_rlc(bytes).map_err(|e| invalid(img_path, format!("layer {}: {e}", l.name)))?;
             check::check_matrix(l, &m).map_err(|m| invalid(img_path, format!("layer {}: {m}", l.name)))?;
+            dense.push(match l.job {
+                JobKind::Gemv => {
+                    Some(DensePanels::from_rlc(&m).map_err(|e| invalid(img_path, format!("layer {}: {e}", l.name)))?)
+                }
+                _ => None,
+            });
             matrices.push(m);
         }
-        Ok(LoadedProgram { program, arch, matrices })
+        Ok(LoadedProgram { program, arch, matrices, dense })
     }
 }
 
@@ -296,5 +337,6 @@ mod tests {
             "calibration_tokens": 10, "held_out_act_sparsity": 0.5, "held_out": "h"}"#;
         let s: Settings = serde_json::from_str(old).unwrap();
         assert_eq!(s.allocation, "uniform");
+        assert_eq!(s.layout, "rlc-csc", "programs from before dense panels ran every layer as spmspv");
     }
 }

@@ -30,7 +30,9 @@
 //!
 //! Why burst stores rather than data in each buffer entry: a slice may share its value burst with
 //! the slice before it (two columns in one chunk) and its run burst with the slices of up to
-//! `2B / C` chunks, and a shared burst may still be in flight when the later slice is cut. So the
+//! `2B / C` chunks, and a shared burst may still be in flight when the later slice is cut.
+//! In a gemv job (`dense`, held for the job) no run burst is needed or awaited and the head's
+//! runs read as 0: the same decoder then yields entry j of a column as its row j. So the
 //! data is kept once, by burst number, and a slice records the numbers. At most F + 2 bursts of a
 //! stream can be referenced at once (the F buffered slices, the one being issued, and the burst the
 //! oldest of them reuses), so a ring of S = next power of two >= F + 2 rows never overwrites one
@@ -57,6 +59,7 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("in_end", "one past its last entry"),
     ("in_values", "address of the head panel's values"),
     ("in_runs", "address of the head panel's run lengths"),
+    ("dense", "a gemv job: no run bursts, every run 0 (held for the job)"),
     ("pop", "the decoder takes the buffer's head this cycle"),
     ("halt", "a fault before this block's step: nothing cut, taken or asked for"),
     ("halt_issue", "a fault by the issue phase: nothing asked for"),
@@ -114,6 +117,8 @@ pub struct ChunkFetch {
     pub in_values: Signal<In, Bits<32>>,
     /// Head panel's runs address.
     pub in_runs: Signal<In, Bits<32>>,
+    /// A gemv job.
+    pub dense: Signal<In, Bit>,
     /// Decoder takes the head.
     pub pop: Signal<In, Bit>,
     /// Fault before the step.
@@ -239,6 +244,7 @@ pub struct ChunkFetch {
     one8: Constant<Bits<8>>,
     two8: Constant<Bits<8>>,
     zero8: Constant<Bits<8>>,
+    zero16: Constant<Bits<16>>,
     sign32: Constant<Bits<32>>,
 }
 
@@ -270,6 +276,7 @@ impl ChunkFetch {
             in_end: Default::default(),
             in_values: Default::default(),
             in_runs: Default::default(),
+            dense: Default::default(),
             pop: Default::default(),
             halt: Default::default(),
             halt_issue: Default::default(),
@@ -364,6 +371,7 @@ impl ChunkFetch {
             one8: constant(1),
             two8: constant(2),
             zero8: constant(0),
+            zero16: constant(0),
             sign32: constant(0x8000_0000),
         }
     }

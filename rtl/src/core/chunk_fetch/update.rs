@@ -101,8 +101,8 @@ impl Logic for ChunkFetch {
             && (self.head_marker.val()
                 || ((self.dv.val() != self.zero32.val())
                     && (self.dv.val() < self.sign32.val())
-                    && (self.dr.val() != self.zero32.val())
-                    && (self.dr.val() < self.sign32.val())));
+                    && (self.dense.val()
+                        || ((self.dr.val() != self.zero32.val()) && (self.dr.val() < self.sign32.val())))));
         self.head_panel.next = self.desc16.rd[0].val();
         self.head_x.next = self.desc16.rd[1].val();
         self.head_k.next = self.desc32.rd[0].val();
@@ -111,6 +111,9 @@ impl Logic for ChunkFetch {
         for e in 0..self.head_value.len() {
             self.head_value[e].next = self.values.rd[e].val();
             self.head_run[e].next = self.runs.rd[e].val();
+            if self.dense.val() {
+                self.head_run[e].next = self.zero16.val();
+            }
         }
 
         // The decoder's pop comes first in the cycle.
@@ -209,7 +212,8 @@ impl Logic for ChunkFetch {
                 self.s_meta[6].next = self.lastv_seq.q.val();
                 self.s_meta[7].next = self.lastr_seq.q.val();
                 self.s_need_v.next = !(self.lastv_valid.q.val() && (self.lastv_addr.q.val() == self.s_vb.val()));
-                self.s_need_r.next = !(self.lastr_valid.q.val() && (self.lastr_addr.q.val() == self.s_rb.val()));
+                self.s_need_r.next =
+                    !self.dense.val() && !(self.lastr_valid.q.val() && (self.lastr_addr.q.val() == self.s_rb.val()));
                 if self.s_need_v.val() || self.s_need_r.val() {
                     self.n_iss_valid.next = true;
                 } else {
