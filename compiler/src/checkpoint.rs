@@ -453,7 +453,7 @@ pub(crate) mod test_models {
             prune_method: "wanda".into(),
             act_sparsity: 0.0,
             allocation: "uniform".into(),
-            layout: "auto".into(),
+            layout: lacuna_spec::job::Layout::Auto,
             calibration: "none".into(),
             calibration_tokens: 0,
             held_out_act_sparsity: 0.0,

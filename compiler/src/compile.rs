@@ -307,7 +307,7 @@ pub fn finish(
         prune_method: format!("{:?}", opts.method).to_lowercase(),
         act_sparsity: opts.act_sparsity,
         allocation: opts.allocation.name().into(),
-        layout: opts.layout.name().into(),
+        layout: opts.layout,
         calibration: format!(
             "{SOURCE}: fortunes, {} documents of 4, up to {} tokens",
             texts(Split::Calibration, opts.calibration_docs)?.len(),

@@ -167,7 +167,7 @@ fn a_gemma3_program_passes_the_program_check() {
         prune_method: "wanda".into(),
         act_sparsity: 0.0,
         allocation: "uniform".into(),
-        layout: "auto".into(),
+        layout: lacuna_spec::job::Layout::Auto,
         calibration: "none".into(),
         calibration_tokens: 0,
         held_out_act_sparsity: 0.0,

@@ -75,7 +75,7 @@ pub fn assemble(
 mod tests {
     use crate::checkpoint::test_models::tiny_program;
     use lacuna_spec::graph::{LinearKind, NodeId};
-    use lacuna_spec::job::JobKind;
+    use lacuna_spec::job::{JobKind, Layout};
     use lacuna_spec::placement::Work;
     use lacuna_spec::program::Program;
     use std::path::Path;
@@ -174,8 +174,7 @@ mod tests {
             (Box::new(|p| p.settings.act_sparsity = 50.0), "act_sparsity"),
             (Box::new(|p| p.settings.prune_method = "random".into()), "prune_method"),
             (Box::new(|p| p.settings.allocation = "best".into()), "settings.allocation"),
-            (Box::new(|p| p.settings.layout = "dense".into()), "settings.layout"),
-            (Box::new(|p| p.settings.layout = "rlc-csc".into()), "but settings.layout is rlc-csc"),
+            (Box::new(|p| p.settings.layout = Layout::RlcCsc), "but settings.layout is rlc-csc"),
             (Box::new(|p| p.image_bytes += 64), "the manifest says"),
             (Box::new(|p| p.layers[1].offset += 8), "not 64-byte aligned"),
             (Box::new(|p| p.layers[0].rows += 1), "the graph's weight is"),

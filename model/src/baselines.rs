@@ -170,6 +170,7 @@ pub fn run_all(arch: &Arch, job: &Job, energy: &EnergyTable) -> Result<Vec<Kerne
     let scan_steps = 1 + lanes.trailing_zeros() as u64;
     let mut compute = 0u64;
     let mut entries = 0u64;
+    let dense = job.kind == lacuna_spec::job::JobKind::Gemv;
     for pd in &job.panels {
         for (kk, _) in active.iter().enumerate().filter(|(_, &a)| a) {
             let (s, e) = (pd.colptr[kk] as u64, pd.colptr[kk + 1] as u64);
@@ -178,7 +179,9 @@ pub fn run_all(arch: &Arch, job: &Job, energy: &EnergyTable) -> Result<Vec<Kerne
             while j * c < e {
                 let mut banks = [0u64; 32];
                 for i in s.max(j * c)..e.min((j + 1) * c) {
-                    row += run_at(pd.runs, i as usize) as i64 + 1;
+                    // A gemv job's panels have no runs: every run is 0.
+                    let run = if dense { 0 } else { run_at(pd.runs, i as usize) };
+                    row += run as i64 + 1;
                     banks[(row as u64 % 32) as usize] += 1;
                     entries += 1;
                 }

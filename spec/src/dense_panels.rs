@@ -13,7 +13,7 @@
 //! `dense` register): chunk_fetch asks for no run bursts and hands the decoder zero runs. So a
 //! dense panel costs 2 bytes a weight plus 4 bytes a column (the pointers: 0.05 % of a 4096-row
 //! panel), where RLC-CSC costs 2.5 bytes a stored entry plus the same pointers: a layer with
-//! fewer than about 80 % zeros skipped is cheaper dense. The pointers are kept, though they are
+//! fewer than about 20 % zero weights is cheaper dense (2 < 2.5 (1 - z)). The pointers are kept, though they are
 //! implied, so that colptr_fetch is one block for both kinds.
 //!
 //! Contract: a `DensePanels` is built only from a dense matrix or an `RlcMatrix` (nothing reads it
@@ -24,7 +24,7 @@
 
 use crate::dense::DenseMatrix;
 use crate::numerics::is_zero;
-use crate::rlc::{RlcError, RlcMatrix, COLPTR_BYTES, ENTRIES_PER_WORD};
+use crate::rlc::{RlcCsc, RlcError, RlcMatrix, COLPTR_BYTES, ENTRIES_PER_WORD};
 use half::f16;
 
 /// One dense panel.
@@ -37,15 +37,35 @@ pub struct DensePanel {
 }
 
 impl DensePanel {
-    /// Rows `row_start .. row_end` of `dense`, column-major.
-    fn from_rows(dense: &DenseMatrix, row_start: usize, row_end: usize) -> Result<DensePanel, RlcError> {
-        let (rows, cols) = (row_end - row_start, dense.cols());
+    /// An all-zero panel of `rows x cols`, padded; refused when its entries overflow a pointer.
+    fn zeros(rows: usize, cols: usize) -> Result<DensePanel, RlcError> {
         let entries = rows as u64 * cols as u64;
         if entries > u32::MAX as u64 - ENTRIES_PER_WORD as u64 {
             return Err(RlcError::TooManyEntries(entries));
         }
         let padded = (entries as usize).div_ceil(ENTRIES_PER_WORD) * ENTRIES_PER_WORD;
-        let mut values = vec![f16::ZERO; padded];
+        let colptr = (0..=cols as u32).map(|k| k * rows as u32).collect();
+        Ok(DensePanel { rows: rows as u32, cols: cols as u32, values: vec![f16::ZERO; padded], colptr })
+    }
+
+    /// An RLC-CSC panel's weights, column-major (its stored zeros stay +0.0).
+    fn from_rlc(p: &RlcCsc) -> Result<DensePanel, RlcError> {
+        let mut d = DensePanel::zeros(p.rows() as usize, p.cols() as usize)?;
+        let rows = p.rows() as usize;
+        for k in 0..p.cols() as usize {
+            // A canonical panel's rows lie inside it, and its only zeros are padding (+0.0).
+            for e in p.column(k) {
+                d.values[k * rows + e.row as usize] = e.value;
+            }
+        }
+        Ok(d)
+    }
+
+    /// Rows `row_start .. row_end` of `dense`, column-major.
+    fn from_rows(dense: &DenseMatrix, row_start: usize, row_end: usize) -> Result<DensePanel, RlcError> {
+        let rows = row_end - row_start;
+        let mut d = DensePanel::zeros(rows, dense.cols())?;
+        let values = &mut d.values;
         for r in row_start..row_end {
             for (k, &v) in dense.row(r).iter().enumerate() {
                 if !v.is_finite() {
@@ -55,8 +75,7 @@ impl DensePanel {
                 values[k * rows + r - row_start] = if is_zero(v) { f16::ZERO } else { v };
             }
         }
-        let colptr = (0..=cols as u32).map(|k| k * rows as u32).collect();
-        Ok(DensePanel { rows: rows as u32, cols: cols as u32, values, colptr })
+        Ok(d)
     }
 
     /// R.
@@ -110,9 +129,10 @@ impl DensePanels {
         Ok(DensePanels { rows: rows as u32, cols: cols as u32, panel_rows, panels })
     }
 
-    /// The same weights and panels as `m`.
+    /// The same weights and panels as `m`, panel by panel (no whole dense matrix in between).
     pub fn from_rlc(m: &RlcMatrix) -> Result<DensePanels, RlcError> {
-        DensePanels::new(&m.decode(), Some(m.panel_rows()))
+        let panels = m.panels().iter().map(DensePanel::from_rlc).collect::<Result<Vec<_>, _>>()?;
+        Ok(DensePanels { rows: m.rows(), cols: m.cols(), panel_rows: m.panel_rows(), panels })
     }
 
     /// M.
@@ -219,7 +239,13 @@ mod tests {
         let (rlc, d) = layout_bytes(&dense);
         // 2 bytes a weight against 2.5, the same pointers.
         assert!((d as f64) < 0.82 * rlc as f64, "dense layout {d} B vs RLC-CSC {rlc} B at 0 % zeros");
-        let sparse = RlcMatrix::encode(&sample(64, 64, 1).clone(), Some(64)).unwrap();
+        // Around the crossover of 2 bytes a weight against 2.5 a stored entry: 1 - 2 / 2.5 = 20 %.
+        for (zero_every, pays) in [(7, true), (4, false)] {
+            let m = RlcMatrix::encode(&sample(64, 64, zero_every), Some(64)).unwrap();
+            let zeros = 1.0 - m.stats().nnz as f64 / 4096.0;
+            assert_eq!(dense_pays(&m), pays, "{:.1} % zeros: {:?}", 100.0 * zeros, layout_bytes(&m));
+        }
+        let sparse = RlcMatrix::encode(&sample(64, 64, 1), Some(64)).unwrap();
         let (rlc, d) = layout_bytes(&sparse);
         assert!(rlc < d, "all zeros: RLC-CSC {rlc} B vs dense {d} B");
         let b = DensePanels::from_rlc(&dense).unwrap().bytes();

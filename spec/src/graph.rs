@@ -8,7 +8,7 @@
 //! executor, not in the graph.
 //!
 //! Every matrix-vector product is a [`Op::Linear`]: these are what the compiler lowers to
-//! spMspV jobs on the Sparse SIMT core. Everything else (norms, RoPE, attention over the cache,
+//! jobs of the Sparse SIMT core (spMspV, or gemv over dense panels). Everything else (norms, RoPE, attention over the cache,
 //! SwiGLU, residual adds) is placed elsewhere by the placement pass.
 //!
 //! A family is a builder, not a special case in the passes: Gemma 3 ([`Family::Gemma3`]) lays

@@ -1,13 +1,13 @@
 //! The jobs of lacuna's units: their kinds ([`JobKind`]), the register map of a unit's job
 //! interface ([`SPMSPV_REGISTERS`], [`PANEL_TABLE_REGISTERS`]: names, widths and meanings, the
 //! RTL's port names) with a job's values ([`SpmspvRegisters`], [`PanelTableEntry`]), and the
-//! memory image of one spMspV job: where the activations, the RLC-CSC arrays of every panel and
-//! the output live, in bytes. The cycle model, the RTL's job interface and the testbench all take
+//! memory image of one core job (spMspV or gemv): where the activations, the arrays of every
+//! panel and the output live, in bytes. The cycle model, the RTL's job interface and the testbench all take
 //! their registers and addresses from here.
 //!
 //! Layout, each region starting on a `memory.request_bytes` boundary, in this order: x (K FP16),
-//! then per panel its values (2P bytes), runs (P/2 bytes) and column pointers (4(K+1) bytes),
-//! then y (M FP32).
+//! then per panel its values (2P bytes), runs (P/2 bytes; none in a gemv job's dense panels) and
+//! column pointers (4(K+1) bytes), then y (M FP32).
 
 use crate::dense_panels::DensePanels;
 use crate::{Arch, RlcMatrix};
@@ -50,6 +50,48 @@ impl JobKind {
     }
 }
 
+/// How the compiler chooses each linear layer's job, and so its layout in memory (a program's
+/// `settings.layout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// `gemv` over dense panels where they take fewer bytes than RLC-CSC
+    /// ([`crate::dense_panels::dense_pays`]), else `spmspv`.
+    #[default]
+    Auto,
+    /// Every layer `spmspv` over RLC-CSC (the layout before dense panels existed: a baseline).
+    RlcCsc,
+}
+
+impl Layout {
+    /// Its name in programs and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Auto => "auto",
+            Layout::RlcCsc => "rlc-csc",
+        }
+    }
+
+    /// The job for a layer of weights `m`.
+    pub fn job(self, m: &RlcMatrix) -> JobKind {
+        match self {
+            Layout::Auto if crate::dense_panels::dense_pays(m) => JobKind::Gemv,
+            _ => JobKind::Spmspv,
+        }
+    }
+}
+
+impl std::str::FromStr for Layout {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Layout, String> {
+        match s {
+            "auto" => Ok(Layout::Auto),
+            "rlc-csc" => Ok(Layout::RlcCsc),
+            _ => Err(format!("unknown layout {s:?}: auto or rlc-csc")),
+        }
+    }
+}
+
 /// A core job's weights, in either layout.
 #[derive(Clone, Copy, Debug)]
 pub enum Weights<'a> {
@@ -57,40 +99,6 @@ pub enum Weights<'a> {
     Rlc(&'a RlcMatrix),
     /// Dense column panels: a `gemv` job.
     Dense(&'a DensePanels),
-}
-
-impl Weights<'_> {
-    /// The job kind that runs them.
-    pub fn kind(&self) -> JobKind {
-        match self {
-            Weights::Rlc(_) => JobKind::Spmspv,
-            Weights::Dense(_) => JobKind::Gemv,
-        }
-    }
-
-    /// M.
-    pub fn rows(&self) -> u32 {
-        match self {
-            Weights::Rlc(m) => m.rows(),
-            Weights::Dense(d) => d.rows(),
-        }
-    }
-
-    /// K.
-    pub fn cols(&self) -> u32 {
-        match self {
-            Weights::Rlc(m) => m.cols(),
-            Weights::Dense(d) => d.cols(),
-        }
-    }
-
-    /// Rows per panel.
-    pub fn panel_rows(&self) -> u32 {
-        match self {
-            Weights::Rlc(m) => m.panel_rows(),
-            Weights::Dense(d) => d.panel_rows(),
-        }
-    }
 }
 
 /// One register of a unit's job interface: its name (the RTL's port of the same name), width and
@@ -126,7 +134,7 @@ pub const PANEL_TABLE_REGISTERS: [Register; 5] = [
     Register { name: "table_rows", bits: 32, doc: "its rows" },
 ];
 
-/// A spMspV job's register values.
+/// A core job's register values (spMspV or gemv).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SpmspvRegisters {
     /// Address of x.
@@ -248,27 +256,9 @@ impl JobLayout {
         JobLayout { x, panels, y, bytes: up(y + 4 * rows) }
     }
 
-    /// Lays out `m` for `arch`.
+    /// Lays out `m` for `arch` (a gemv job's layout is `lacuna_model::Job::layout`'s: the
+    /// same regions with an empty runs region).
     pub fn new(arch: &Arch, m: &RlcMatrix) -> JobLayout {
-        JobLayout::of(arch, &Weights::Rlc(m))
-    }
-
-    /// Lays out `w` for `arch` (a dense panel has no run lengths: its runs region is empty).
-    pub fn of(arch: &Arch, w: &Weights) -> JobLayout {
-        match w {
-            Weights::Rlc(m) => JobLayout::rlc(arch, m),
-            Weights::Dense(d) => {
-                let lengths = d.panels().iter().map(|p| PanelLengths {
-                    values: p.values().len() as u64,
-                    run_bytes: 0,
-                    colptr: p.colptr().len() as u64,
-                });
-                JobLayout::from_lengths(arch, d.cols() as u64, d.rows() as u64, lengths)
-            }
-        }
-    }
-
-    fn rlc(arch: &Arch, m: &RlcMatrix) -> JobLayout {
         let lengths = m.panels().iter().map(|p| PanelLengths {
             values: p.padded_len(),
             run_bytes: p.runs().len() as u64,

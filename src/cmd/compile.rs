@@ -185,7 +185,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         c.program.layers.iter().filter(|l| l.job == lacuna_spec::job::JobKind::Gemv).map(|l| l.name.as_str()).collect();
     println!(
         "layout         {}: {} gemv jobs (dense panels), {} spmspv (RLC-CSC){}",
-        s.layout,
+        s.layout.name(),
         gemv.len(),
         c.program.layers.len() - gemv.len(),
         match gemv.len() {

@@ -1,4 +1,4 @@
-//! The spMspV cases every engine runs: seeded random ones ([`Case::random`]: synthetic matrices,
+//! The core cases (spMspV, and gemv over dense panels) every engine runs: seeded random ones ([`Case::random`]: synthetic matrices,
 //! exact small values or real-valued Gaussian FP16), slices of real layers with real activations
 //! ([`Case::from_matrix`]), and named edge cases read from TOML data files ([`Case::from_toml`],
 //! `testbench/cases/`).
@@ -25,7 +25,7 @@ pub struct PanelArrays {
     pub colptr: Vec<u32>,
 }
 
-/// One spMspV case.
+/// One core case (spMspV or gemv).
 #[derive(Clone, Debug)]
 pub struct Case {
     /// Its name (`random-<seed>` or the data file's).

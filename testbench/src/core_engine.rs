@@ -1,4 +1,4 @@
-//! Runs one spMspV job on the Verilated core (`rtl::core::Core`) against a memory with the cycle
+//! Runs one core job (spMspV or gemv) on the Verilated core (`rtl::core::Core`) against a memory with the cycle
 //! model's timing (`model::memory::Memory`): the RTL engine of the three-way agreement.
 //!
 //! The memory image is laid out by `lacuna_spec::job::JobLayout`, as the model's addresses are.

@@ -21,6 +21,8 @@ fn random_jobs_agree_on(arch: &Arch, jobs: u64) -> usize {
     let mut gemv = 0;
     for seed in 0..jobs {
         let case = Case::random(&arch, seed);
+        // A well-formed case always has its golden (a gemv case's weights read back as RLC-CSC).
+        assert!(case.malformed || case.matrix().is_some(), "{preset} seed {seed}: no golden");
         let rep = check_case(&arch, &case, &rtl);
         assert!(rep.passed(), "{preset} seed {seed}: {rep:#?}");
         assert!(!rep.faulted || case.malformed, "{preset} seed {seed}: a well-formed job faulted");
@@ -84,6 +86,8 @@ fn every_case_file_agrees_three_ways_on_every_arch_it_is_for() {
     for arch in &archs {
         let rtl = RtlEngine { max_cycles: 1_000_000 };
         for case in lacuna_testbench::cosim::named_cases(arch).unwrap() {
+            let gemv = case.kind == lacuna_spec::job::JobKind::Gemv;
+            assert!(!gemv || case.matrix().is_some(), "{}: a gemv case has its golden", case.name);
             let rep = check_case(arch, &case, &rtl);
             assert!(rep.passed(), "{} {}: {rep:#?}", arch.name, case.name);
             assert_eq!(

@@ -17,9 +17,9 @@ use crate::checkpoint::Checkpoint;
 use crate::encode_parallel;
 use crate::passes::act_thresholds::Thresholds;
 use half::f16;
-use lacuna_spec::dense_panels::dense_pays;
 use lacuna_spec::graph::{LayerId, LinearKind, NodeId};
 use lacuna_spec::job::JobKind;
+pub use lacuna_spec::job::Layout;
 use lacuna_spec::{ActivationFilter, Arch, DenseMatrix, RlcMatrix};
 use rayon::prelude::*;
 
@@ -42,45 +42,6 @@ pub struct LoweredLinear {
     pub filter: ActivationFilter,
     /// Zero weights after rounding to FP16 (pruned, zero already, or too small for FP16).
     pub weight_zeros: u64,
-}
-
-/// How each layer's job (and so its layout in memory) is chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Layout {
-    /// `gemv` over dense panels where they take fewer bytes than RLC-CSC, else `spmspv`.
-    #[default]
-    Auto,
-    /// Every layer `spmspv` over RLC-CSC (the layout before dense panels existed: a baseline).
-    RlcCsc,
-}
-
-impl Layout {
-    /// Its name in programs and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Layout::Auto => "auto",
-            Layout::RlcCsc => "rlc-csc",
-        }
-    }
-
-    /// The job for `m`.
-    pub fn job(self, m: &RlcMatrix) -> JobKind {
-        match self {
-            Layout::Auto if dense_pays(m) => JobKind::Gemv,
-            _ => JobKind::Spmspv,
-        }
-    }
-}
-
-impl std::str::FromStr for Layout {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Layout, String> {
-        match s {
-            "auto" => Ok(Layout::Auto),
-            "rlc-csc" => Ok(Layout::RlcCsc),
-            _ => Err(format!("unknown layout {s:?}: auto or rlc-csc")),
-        }
-    }
 }
 
 /// Why a layer could not be lowered.

@@ -5,8 +5,7 @@
 //! ```text
 //!            +------------------------------------ core -------------------------------------+
 //!  cfg ----->| x_base y_base cols m panel_rows panels threshold   panel table (per panel:    |
-//!            | dense (a gemv job: chunk_fetch reads no runs)                                 |
-//!  table_* ->|                                                   values runs colptr entries  |
+//!  table_* ->| dense (1: a gemv job, no run bursts)              values runs colptr entries  |
 //!  start --->| running: start .. done (the blocks are held in      rows), written before start|
 //!            |   reset while not running)                                                    |
 //!            |                                                                               |

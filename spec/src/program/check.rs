@@ -11,7 +11,7 @@
 
 use crate::dense_panels::{dense_pays, layout_bytes};
 use crate::graph::{Graph, Op};
-use crate::job::JobKind;
+use crate::job::{JobKind, Layout};
 use crate::placement::place;
 use crate::program::{Program, ProgramLayer};
 use crate::{Arch, RlcMatrix};
@@ -154,10 +154,7 @@ fn check_settings(p: &Program) -> Result<(), String> {
     if !["uniform", "sensitivity"].contains(&s.allocation.as_str()) {
         return Err(format!("settings.allocation {:?} is not uniform or sensitivity", s.allocation));
     }
-    if !["rlc-csc", "auto"].contains(&s.layout.as_str()) {
-        return Err(format!("settings.layout {:?} is not rlc-csc or auto", s.layout));
-    }
-    if s.layout == "rlc-csc" {
+    if s.layout == Layout::RlcCsc {
         if let Some(l) = p.layers.iter().find(|l| l.job != JobKind::Spmspv) {
             return Err(format!("layer {} is a {} job, but settings.layout is rlc-csc", l.name, l.job.name()));
         }

@@ -24,14 +24,18 @@
 //! their kinds, inputs and shapes; panels that do not fit the arch's tile; a threshold that is
 //! not a finite non-negative FP16; layers that overlap in the image or lie outside it; an image
 //! whose size or CRC differ; a matrix whose shape, panels, entries or zeros differ from its
-//! layer's record. Every size in a manifest that passes is bounded by the graph's limits
+//! layer's record; a gemv layer whose weights would not take fewer bytes in dense panels than in
+//! RLC-CSC (so loading cannot expand a sparse layer), or any gemv layer under
+//! `settings.layout = rlc-csc`. The version stays 2: `job` and `settings.layout` are optional
+//! (absent: spmspv, rlc-csc), so older programs read; an older build refuses a newer program
+//! with "unknown field `job`". Every size in a manifest that passes is bounded by the graph's limits
 //! (`graph::MAX_DIMENSION`), so nothing run from it can loop or allocate beyond them.
 
 pub mod check;
 
 use crate::dense_panels::DensePanels;
 use crate::graph::{Graph, LayerId, LinearKind, NodeId};
-use crate::job::{JobKind, Weights};
+use crate::job::{JobKind, Layout, Weights};
 use crate::rlc_file::read_rlc;
 use crate::{Arch, RlcMatrix};
 use serde::{Deserialize, Serialize};
@@ -64,7 +68,7 @@ pub struct Settings {
     /// job over dense panels where they take fewer bytes). Programs from before it was recorded
     /// are rlc-csc.
     #[serde(default = "rlc_csc")]
-    pub layout: String,
+    pub layout: Layout,
     /// The calibration text and how much of it was used.
     pub calibration: String,
     /// Calibration tokens.
@@ -83,8 +87,8 @@ fn spmspv() -> JobKind {
     JobKind::Spmspv
 }
 
-fn rlc_csc() -> String {
-    "rlc-csc".into()
+fn rlc_csc() -> Layout {
+    Layout::RlcCsc
 }
 
 /// One linear layer of the program.
@@ -282,7 +286,7 @@ impl Program {
                 JobKind::Gemv => {
                     Some(DensePanels::from_rlc(&m).map_err(|e| invalid(img_path, format!("layer {}: {e}", l.name)))?)
                 }
-                _ => None,
+                JobKind::Spmspv => None,
             });
             matrices.push(m);
         }
@@ -337,6 +341,6 @@ mod tests {
             "calibration_tokens": 10, "held_out_act_sparsity": 0.5, "held_out": "h"}"#;
         let s: Settings = serde_json::from_str(old).unwrap();
         assert_eq!(s.allocation, "uniform");
-        assert_eq!(s.layout, "rlc-csc", "programs from before dense panels ran every layer as spmspv");
+        assert_eq!(s.layout, super::Layout::RlcCsc, "programs from before dense panels ran every layer as spmspv");
     }
 }

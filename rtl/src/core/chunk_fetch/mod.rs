@@ -26,13 +26,12 @@
 //! the slice enters the buffer when the last of them is granted (or when it is cut, if none is
 //! needed). The buffer's head is offered to the decoder (`head_valid`) once both its bursts have
 //! arrived; a response is presented the cycle before its data is due and is written to its store
-//! at that edge.
+//! at that edge. In a gemv job (`dense`, held for the job) no run burst is needed or awaited and
+//! the head's runs read as 0: the same decoder then yields entry j of a column as its row j.
 //!
 //! Why burst stores rather than data in each buffer entry: a slice may share its value burst with
 //! the slice before it (two columns in one chunk) and its run burst with the slices of up to
-//! `2B / C` chunks, and a shared burst may still be in flight when the later slice is cut.
-//! In a gemv job (`dense`, held for the job) no run burst is needed or awaited and the head's
-//! runs read as 0: the same decoder then yields entry j of a column as its row j. So the
+//! `2B / C` chunks, and a shared burst may still be in flight when the later slice is cut. So the
 //! data is kept once, by burst number, and a slice records the numbers. At most F + 2 bursts of a
 //! stream can be referenced at once (the F buffered slices, the one being issued, and the burst the
 //! oldest of them reuses), so a ring of S = next power of two >= F + 2 rows never overwrites one
