@@ -122,7 +122,7 @@ pub const SPMSPV_REGISTERS: [Register; 8] = [
     Register { name: "panel_rows", bits: 32, doc: "rows per panel (the last may have fewer)" },
     Register { name: "panels", bits: 16, doc: "panels" },
     Register { name: "threshold", bits: 16, doc: "activation threshold, a non-negative FP16" },
-    Register { name: "dense", bits: 1, doc: "1: a gemv job (dense panels: no run lengths, every run 0)" },
+    Register { name: "dense", bits: 1, doc: "1 for a gemv job (dense panels: no run lengths, every run 0)" },
 ];
 
 /// One entry of the core's panel table, written at `table_index` with `table_write`.
