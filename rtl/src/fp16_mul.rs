@@ -1,10 +1,12 @@
-//! `fp16_mul`: one lane multiplier: FP16 x FP16 -> the exact FP32 product, combinational.
+//! `fp16_mul`: one lane multiplier: FP16 x FP16 -> the exact FP32 product, in two halves that a
+//! pipeline may put a register between.
 //!
 //! ```text
-//!            +-----------+
-//!   a[16] -->|           |--> product[32]   exact a * b as FP32 (never rounds)
-//!   b[16] -->| fp16_mul  |--> invalid       a or b is Inf or NaN (exponent field 31)
-//!            +-----------+
+//!            +---------------+  partial[32]  +--------------+
+//!   a[16] -->|               |-------------->|              |--> product[32]  exact a * b as FP32
+//!   b[16] -->| fp16_mul_front|               | fp16_mul_back|--> invalid      a or b is Inf or NaN
+//!            +---------------+               +--------------+
+//!            \____________________ fp16_mul (both, combinational) ____________________/
 //! ```
 //!
 //! Contract (docs/microarchitecture.md, numeric rules): for finite a and b, `product` is the
@@ -14,14 +16,23 @@
 //! or NaN operands `invalid` is raised and `product` is unspecified: the compiler never encodes
 //! non-finite values, so the core reports them instead of computing with them.
 //!
+//! The halves (issue 19: the whole multiplier, ~70 FO4, did not fit one 800 MHz stage behind the
+//! decoder's registers): the **front** forms the 22-bit significand product, the exponent sum, the
+//! sign and the invalid flag, packed in one 32-bit `partial` word ([`PARTIAL_LAYOUT`]); the
+//! **back** normalizes and packs the FP32 word. The core's decoder runs the front in its D1 -> D2
+//! stage and carries `partial` where it carried the weight; its multiplier stage runs the back
+//! (`core::rlc_decoder`, `core::multiplier`): the same cycles, shorter paths. [`Fp16Mul`] is the
+//! two wired back to back, for the expert unit and the bit-exactness tests (which so cover both).
+//!
 //! How: significand product on rust-hdl's 16 x 16 multiplier, then the five-stage leading-zero
 //! normalizer [`crate::normalize::Normalize`] (shift by 16, 8, 4, 2, 1), which also takes the
-//! shifts off the exponent. The
-//! arithmetic is 32 bits wide throughout and every constant a width-typed `Constant`, so that the
-//! Verilog is lint-clean (see `crate::widen` for how the 16-bit operands reach 32 bits).
+//! shifts off the exponent. The arithmetic is 32 bits wide throughout and every constant a
+//! width-typed `Constant`, so that the Verilog is lint-clean (see `crate::widen` for how the
+//! 16-bit operands reach 32 bits).
 
 use crate::normalize::Normalize;
 use crate::widen::Widen16;
+use crate::wiring::constant;
 use rust_hdl::prelude::*;
 
 /// The ports of [`Fp16Mul`] when it is a top module (`lacuna emit-verilog`, the unit tests).
@@ -32,109 +43,90 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("invalid", "a or b is Inf or NaN; product is then unspecified"),
 ];
 
-/// The FP16 x FP16 -> FP32 exact multiplier.
+/// The fields of the `partial` word between the halves, low bit first: the significand product
+/// (bits 0-21), the exponent field before normalizing (22-29: `ea + eb + 98`, at most 160), the
+/// product's sign (30), invalid (31).
+pub const PARTIAL_LAYOUT: &str = "sig_product[21:0] exponent[29:22] sign[30] invalid[31]";
+
+/// The front half: operands to the `partial` word.
 #[derive(LogicBlock)]
-pub struct Fp16Mul {
+pub struct Fp16MulFront {
     /// FP16 operand (IEEE binary16 bits).
     pub a: Signal<In, Bits<16>>,
     /// FP16 operand.
     pub b: Signal<In, Bits<16>>,
-    /// The exact product, IEEE binary32 bits.
-    pub product: Signal<Out, Bits<32>>,
-    /// An operand is Inf or NaN.
-    pub invalid: Signal<Out, Bit>,
+    /// The significand product, exponent, sign and invalid flag ([`PARTIAL_LAYOUT`]).
+    pub partial: Signal<Out, Bits<32>>,
     widen_a: Widen16,
     widen_b: Widen16,
-    norm: Normalize,
-    // Significands with the hidden bit, effective exponents (field, or 1 for a subnormal), the
-    // 22-bit significand product; the normalizer: w0 holds the product at bits 31..10 and w5 has
-    // its leading one at bit 31, e0 and e5 the exponent field before and after the shifts.
+    // Significands with the hidden bit, effective exponents (field, or 1 for a subnormal).
     a32: Signal<Local, Bits<32>>,
     b32: Signal<Local, Bits<32>>,
     expf_a: Signal<Local, Bits<32>>,
     expf_b: Signal<Local, Bits<32>>,
     sig_a: Signal<Local, Bits<16>>,
     sig_b: Signal<Local, Bits<16>>,
-    frac10_16: Constant<Bits<16>>,
-    hidden16: Constant<Bits<16>>,
     exp_a: Signal<Local, Bits<32>>,
     exp_b: Signal<Local, Bits<32>>,
     sig_product: Signal<Local, Bits<32>>,
-    w0: Signal<Local, Bits<32>>,
-    w5: Signal<Local, Bits<32>>,
     e0: Signal<Local, Bits<32>>,
-    e5: Signal<Local, Bits<32>>,
-    magnitude: Signal<Local, Bits<32>>,
-    sign_a: Signal<Local, Bits<32>>,
-    sign_b: Signal<Local, Bits<32>>,
+    flags: Signal<Local, Bits<32>>,
+    frac10_16: Constant<Bits<16>>,
+    hidden16: Constant<Bits<16>>,
     zero: Constant<Bits<32>>,
     one: Constant<Bits<32>>,
     exp5: Constant<Bits<32>>,
-    max_exp: Constant<Bits<32>>,
     bias: Constant<Bits<32>>,
-    frac23: Constant<Bits<32>>,
-    sign_bit: Constant<Bits<32>>,
-    k8: Constant<Bits<32>>,
+    sign_field: Constant<Bits<32>>,
+    invalid_field: Constant<Bits<32>>,
     k10: Constant<Bits<32>>,
     k15: Constant<Bits<32>>,
-    k23: Constant<Bits<32>>,
+    k22: Constant<Bits<32>>,
 }
 
-impl Default for Fp16Mul {
-    fn default() -> Fp16Mul {
-        Fp16Mul {
+impl Default for Fp16MulFront {
+    fn default() -> Fp16MulFront {
+        Fp16MulFront {
             a: Default::default(),
             b: Default::default(),
-            product: Default::default(),
-            invalid: Default::default(),
+            partial: Default::default(),
             widen_a: Default::default(),
             widen_b: Default::default(),
-            norm: Default::default(),
             a32: Default::default(),
             b32: Default::default(),
             expf_a: Default::default(),
             expf_b: Default::default(),
             sig_a: Default::default(),
             sig_b: Default::default(),
-            frac10_16: Constant::new(0x3ff.into()),
-            hidden16: Constant::new(0x400.into()),
             exp_a: Default::default(),
             exp_b: Default::default(),
             sig_product: Default::default(),
-            w0: Default::default(),
-            w5: Default::default(),
             e0: Default::default(),
-            e5: Default::default(),
-            magnitude: Default::default(),
-            sign_a: Default::default(),
-            sign_b: Default::default(),
-            zero: Constant::new((0u64 as LiteralType).into()),
-            one: Constant::new((1u64 as LiteralType).into()),
-            exp5: Constant::new((31u64 as LiteralType).into()),
-            max_exp: Constant::new((31u64 as LiteralType).into()),
-            bias: Constant::new((98u64 as LiteralType).into()),
-            frac23: Constant::new((8388607u64 as LiteralType).into()),
-            sign_bit: Constant::new((2147483648u64 as LiteralType).into()),
-            k8: Constant::new((8u64 as LiteralType).into()),
-            k10: Constant::new((10u64 as LiteralType).into()),
-            k15: Constant::new((15u64 as LiteralType).into()),
-            k23: Constant::new((23u64 as LiteralType).into()),
+            flags: Default::default(),
+            frac10_16: constant(0x3ff),
+            hidden16: constant(0x400),
+            zero: constant(0),
+            one: constant(1),
+            exp5: constant(31),
+            bias: constant(98),
+            sign_field: constant(1 << 30),
+            invalid_field: constant(1 << 31),
+            k10: constant(10),
+            k15: constant(15),
+            k22: constant(22),
         }
     }
 }
 
-impl Logic for Fp16Mul {
+impl Logic for Fp16MulFront {
     #[hdl_gen]
     fn update(&mut self) {
         self.widen_a.narrow.next = self.a.val();
         self.widen_b.narrow.next = self.b.val();
         self.a32.next = self.widen_a.wide.val();
         self.b32.next = self.widen_b.wide.val();
-        self.sign_a.next = (self.a32.val() >> self.k15.val()) & self.one.val();
-        self.sign_b.next = (self.b32.val() >> self.k15.val()) & self.one.val();
         self.expf_a.next = (self.a32.val() >> self.k10.val()) & self.exp5.val();
         self.expf_b.next = (self.b32.val() >> self.k10.val()) & self.exp5.val();
-        self.invalid.next = (self.expf_a.val() == self.max_exp.val()) || (self.expf_b.val() == self.max_exp.val());
         // The hidden one unless the exponent field is 0 (zero or subnormal: exponent 1).
         self.sig_a.next = self.a.val() & self.frac10_16.val();
         self.exp_a.next = self.expf_a.val();
@@ -152,9 +144,83 @@ impl Logic for Fp16Mul {
         }
         self.sig_product.next = self.sig_a.val() * self.sig_b.val();
         // Exponent field = ea + eb - 30 (biases) + 21 (leading one at product bit 21) - 20 (two
-        // 10-bit fractions) + 127 = ea + eb + 98, less the normalizing shifts.
-        self.w0.next = self.sig_product.val() << self.k10.val();
+        // 10-bit fractions) + 127 = ea + eb + 98, less the normalizing shifts (the back's).
         self.e0.next = self.exp_a.val() + self.exp_b.val() + self.bias.val();
+        self.flags.next = self.zero.val();
+        if (((self.a32.val() ^ self.b32.val()) >> self.k15.val()) & self.one.val()) == self.one.val() {
+            self.flags.next = self.sign_field.val();
+        }
+        if (self.expf_a.val() == self.exp5.val()) || (self.expf_b.val() == self.exp5.val()) {
+            self.flags.next = self.flags.val() | self.invalid_field.val();
+        }
+        self.partial.next = self.flags.val() | (self.e0.val() << self.k22.val()) | self.sig_product.val();
+    }
+}
+
+/// The back half: the `partial` word to the FP32 product.
+#[derive(LogicBlock)]
+pub struct Fp16MulBack {
+    /// The front's word ([`PARTIAL_LAYOUT`]).
+    pub partial: Signal<In, Bits<32>>,
+    /// The exact product, IEEE binary32 bits.
+    pub product: Signal<Out, Bits<32>>,
+    /// An operand was Inf or NaN.
+    pub invalid: Signal<Out, Bit>,
+    norm: Normalize,
+    // The normalizer: w0 holds the product at bits 31..10 and w5 has its leading one at bit 31,
+    // e0 and e5 the exponent field before and after the shifts.
+    sig_product: Signal<Local, Bits<32>>,
+    w0: Signal<Local, Bits<32>>,
+    w5: Signal<Local, Bits<32>>,
+    e0: Signal<Local, Bits<32>>,
+    e5: Signal<Local, Bits<32>>,
+    magnitude: Signal<Local, Bits<32>>,
+    zero: Constant<Bits<32>>,
+    sig_field: Constant<Bits<32>>,
+    exp_field: Constant<Bits<32>>,
+    sign_field: Constant<Bits<32>>,
+    frac23: Constant<Bits<32>>,
+    sign_bit: Constant<Bits<32>>,
+    k8: Constant<Bits<32>>,
+    k10: Constant<Bits<32>>,
+    k22: Constant<Bits<32>>,
+    k23: Constant<Bits<32>>,
+}
+
+impl Default for Fp16MulBack {
+    fn default() -> Fp16MulBack {
+        Fp16MulBack {
+            partial: Default::default(),
+            product: Default::default(),
+            invalid: Default::default(),
+            norm: Default::default(),
+            sig_product: Default::default(),
+            w0: Default::default(),
+            w5: Default::default(),
+            e0: Default::default(),
+            e5: Default::default(),
+            magnitude: Default::default(),
+            zero: constant(0),
+            sig_field: constant((1 << 22) - 1),
+            exp_field: constant(0xff),
+            sign_field: constant(1 << 30),
+            frac23: constant((1 << 23) - 1),
+            sign_bit: constant(1 << 31),
+            k8: constant(8),
+            k10: constant(10),
+            k22: constant(22),
+            k23: constant(23),
+        }
+    }
+}
+
+impl Logic for Fp16MulBack {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.invalid.next = self.partial.val().get_bit(31);
+        self.sig_product.next = self.partial.val() & self.sig_field.val();
+        self.e0.next = (self.partial.val() >> self.k22.val()) & self.exp_field.val();
+        self.w0.next = self.sig_product.val() << self.k10.val();
         self.norm.w.next = self.w0.val();
         self.norm.e.next = self.e0.val();
         self.w5.next = self.norm.w_out.val();
@@ -166,8 +232,34 @@ impl Logic for Fp16Mul {
             self.magnitude.next = self.zero.val();
         }
         self.product.next = self.magnitude.val();
-        if self.sign_a.val() != self.sign_b.val() {
+        if (self.partial.val() & self.sign_field.val()) != self.zero.val() {
             self.product.next = self.magnitude.val() | self.sign_bit.val();
         }
+    }
+}
+
+/// The FP16 x FP16 -> FP32 exact multiplier: the two halves, combinational.
+#[derive(LogicBlock, Default)]
+pub struct Fp16Mul {
+    /// FP16 operand (IEEE binary16 bits).
+    pub a: Signal<In, Bits<16>>,
+    /// FP16 operand.
+    pub b: Signal<In, Bits<16>>,
+    /// The exact product, IEEE binary32 bits.
+    pub product: Signal<Out, Bits<32>>,
+    /// An operand is Inf or NaN.
+    pub invalid: Signal<Out, Bit>,
+    front: Fp16MulFront,
+    back: Fp16MulBack,
+}
+
+impl Logic for Fp16Mul {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.front.a.next = self.a.val();
+        self.front.b.next = self.b.val();
+        self.back.partial.next = self.front.partial.val();
+        self.product.next = self.back.product.val();
+        self.invalid.next = self.back.invalid.val();
     }
 }

@@ -170,14 +170,13 @@ impl Logic for DecodePath {
         self.mul.take.next = self.dec.take.val();
         self.mul.in_marker.next = self.dec.d3_marker.val();
         self.mul.in_panel.next = self.dec.d3_panel.val();
-        self.mul.in_x.next = self.dec.d3_x.val();
         self.mul.out_ready.next = self.out_ready.val();
         for e in 0..self.in_value.len() {
             self.dec.in_value[e].next = self.in_value[e].val();
             self.dec.in_run[e].next = self.in_run[e].val();
             self.mul.in_entry_valid[e].next = self.dec.d3_entry_valid[e].val();
             self.mul.in_row[e].next = self.dec.d3_row[e].val();
-            self.mul.in_value[e].next = self.dec.d3_value[e].val();
+            self.mul.in_partial[e].next = self.dec.d3_partial[e].val();
             self.out_entry_valid[e].next = self.mul.out_entry_valid[e].val();
             self.out_row[e].next = self.mul.out_row[e].val();
             self.out_product[e].next = self.mul.out_product[e].val();

@@ -1,9 +1,9 @@
-//! `multiplier`: the pipeline stage after D3: C exact FP16 x FP16 -> FP32 products.
+//! `multiplier`: the pipeline stage after D3: C exact FP16 x FP16 -> FP32 products, finished.
 //!
 //! ```text
 //!                    +------------------- multiplier -------------------+
-//!  take ------------>| C x fp16_mul (value[e] * x)  --> stage registers  |--> out_valid, out_marker
-//!  in_value[e], x -->|                                                  |--> out_entry_valid[e]
+//!  take ------------>| C x fp16_mul_back (partial[e]) --> stage registers|--> out_valid, out_marker
+//!  in_partial[e] --->|                                                  |--> out_entry_valid[e]
 //!  in_entry_valid -->|                                                  |--> out_row[e], out_product[e]
 //!  in_row[e] ------->|                                                  |--> free, invalid
 //!  out_ready ------->|                                                  |
@@ -14,8 +14,12 @@
 //! (`take`) when it is free or frees this cycle (`free` = empty, or route takes its token now:
 //! `out_ready`). `invalid`: a taken slice holds an Inf or NaN operand on an unmasked entry (the
 //! compiler never encodes one; the core reports it rather than computing with it).
+//!
+//! The products' front half (significand product, exponent, sign, invalid) was formed between
+//! the decoder's D1 and D2 (`rlc_decoder`); this stage normalizes and packs them
+//! (`fp16_mul::Fp16MulBack`), so no stage holds the whole multiplier (issue 19).
 
-use crate::fp16_mul::Fp16Mul;
+use crate::fp16_mul::Fp16MulBack;
 use crate::reg::Reg;
 use crate::wiring::many;
 use rust_hdl::prelude::*;
@@ -37,10 +41,8 @@ pub struct Multiplier {
     pub in_entry_valid: Vec<Signal<In, Bit>>,
     /// Entry e's row.
     pub in_row: Vec<Signal<In, Bits<16>>>,
-    /// Entry e's weight (FP16).
-    pub in_value: Vec<Signal<In, Bits<16>>>,
-    /// The column's activation (FP16).
-    pub in_x: Signal<In, Bits<16>>,
+    /// Entry e's product, front half (`fp16_mul::PARTIAL_LAYOUT`).
+    pub in_partial: Vec<Signal<In, Bits<32>>>,
     /// Route takes the held token this cycle.
     pub out_ready: Signal<In, Bit>,
     /// Empty after this cycle: D3 may move in.
@@ -59,7 +61,7 @@ pub struct Multiplier {
     pub out_row: Vec<Signal<Out, Bits<16>>>,
     /// Entry e's product (FP32).
     pub out_product: Vec<Signal<Out, Bits<32>>>,
-    units: Vec<Fp16Mul>,
+    units: Vec<Fp16MulBack>,
     valid: Reg<Bit>,
     marker: Reg<Bit>,
     panel: Reg<Bits<16>>,
@@ -79,8 +81,7 @@ impl Multiplier {
             in_panel: Default::default(),
             in_entry_valid: many(entries),
             in_row: many(entries),
-            in_value: many(entries),
-            in_x: Default::default(),
+            in_partial: many(entries),
             out_ready: Default::default(),
             free: Default::default(),
             invalid: Default::default(),
@@ -124,8 +125,7 @@ impl Logic for Multiplier {
         }
         self.invalid.next = false;
         for e in 0..self.units.len() {
-            self.units[e].a.next = self.in_value[e].val();
-            self.units[e].b.next = self.in_x.val();
+            self.units[e].partial.next = self.in_partial[e].val();
             self.entry_valid[e].clock.next = self.clock.val();
             self.entry_valid[e].reset.next = self.reset.val();
             self.entry_valid[e].d.next = self.entry_valid[e].q.val();

@@ -3,7 +3,8 @@
 //! ```text
 //!                  +----------------------- rlc_decoder -----------------------+
 //!  in_valid ------>| D1: masks, increments (run + 1), their prefix over C     |--> in_ready
-//!  in_marker/panel>| D2: the column's base row (carry), the carry updated      |--> overrun, overrun_row
+//!  in_marker/panel>| D2: the column's base row (carry), the carry updated;     |--> overrun, overrun_row
+//!                 |     fp16_mul's front half of value x x per entry          |
 //!  in_first ------>| D3: rows = base + prefix - 1; valid = unmasked, row < rows |--> take (D3 -> multiplier)
 //!  in_lo, in_hi -->|                                                           |--> d3_* (the slice in D3)
 //!  in_value[e] --->|   a stage moves when the next is free or frees this cycle |--> empty
@@ -26,6 +27,13 @@
 //! slice (the document's in-lane prefixes plus lane scan, computed as one chain here; the split
 //! only shortens the critical path), D2 adds the column base, D3 holds the rows. The timing, which
 //! is what the model fixes, is the same.
+//!
+//! The products begin here too (issue 19): the D1 -> D2 transfer runs the front half of each
+//! entry's FP16 x FP16 multiply (`fp16_mul::Fp16MulFront`: the significand product, exponent sum,
+//! sign and invalid flag, one 32-bit `partial` word) on D1's value and activation, and D2 and D3
+//! carry that word where they carried the value; the multiplier stage finishes it (normalize and
+//! pack). Without the split the whole multiplier sat behind D3's registers, 92 FO4 against an
+//! 80 FO4 stage; the cycles are the same.
 
 use crate::reg::Reg;
 use crate::wiring::{constant, index_constants, many};
@@ -76,10 +84,8 @@ pub struct RlcDecoder {
     pub d3_entry_valid: Vec<Signal<Out, Bit>>,
     /// D3's entry e row.
     pub d3_row: Vec<Signal<Out, Bits<16>>>,
-    /// D3's entry e value.
-    pub d3_value: Vec<Signal<Out, Bits<16>>>,
-    /// D3's activation.
-    pub d3_x: Signal<Out, Bits<16>>,
+    /// D3's entry e: its product's front half (`fp16_mul::PARTIAL_LAYOUT`).
+    pub d3_partial: Vec<Signal<Out, Bits<32>>>,
     /// A slice with an entry past the panel moves into D3 this cycle.
     pub overrun: Signal<Out, Bit>,
     /// The first such row.
@@ -106,20 +112,20 @@ pub struct RlcDecoder {
     d2_marker: Reg<Bit>,
     d2_panel: Reg<Bits<16>>,
     d2_k: Reg<Bits<32>>,
-    d2_x: Reg<Bits<16>>,
     d2_rows: Reg<Bits<32>>,
     d2_base: Reg<Bits<32>>,
     d2_mask: Vec<Reg<Bit>>,
-    d2_value: Vec<Reg<Bits<16>>>,
+    d2_partial: Vec<Reg<Bits<32>>>,
     d2_pre: Vec<Reg<Bits<16>>>,
     // D3
     d3_valid: Reg<Bit>,
     d3_marker_r: Reg<Bit>,
     d3_panel_r: Reg<Bits<16>>,
-    d3_x_r: Reg<Bits<16>>,
     d3_entry_valid_r: Vec<Reg<Bit>>,
     d3_row_r: Vec<Reg<Bits<16>>>,
-    d3_value_r: Vec<Reg<Bits<16>>>,
+    d3_partial_r: Vec<Reg<Bits<32>>>,
+    /// The front half of each entry's product, between D1 and D2.
+    front: Vec<crate::fp16_mul::Fp16MulFront>,
     /// The row after the column's last decoded entry (0 at a column's start).
     carry: Reg<Bits<32>>,
     // Locals
@@ -173,8 +179,7 @@ impl RlcDecoder {
             d3_panel: Default::default(),
             d3_entry_valid: many(entries),
             d3_row: many(entries),
-            d3_value: many(entries),
-            d3_x: Default::default(),
+            d3_partial: many(entries),
             overrun: Default::default(),
             overrun_row: Default::default(),
             overrun_panel: Default::default(),
@@ -194,19 +199,18 @@ impl RlcDecoder {
             d2_marker: Default::default(),
             d2_panel: Default::default(),
             d2_k: Default::default(),
-            d2_x: Default::default(),
             d2_rows: Default::default(),
             d2_base: Default::default(),
             d2_mask: many(entries),
-            d2_value: many(entries),
+            d2_partial: many(entries),
             d2_pre: many(entries),
             d3_valid: Default::default(),
             d3_marker_r: Default::default(),
             d3_panel_r: Default::default(),
-            d3_x_r: Default::default(),
             d3_entry_valid_r: many(entries),
             d3_row_r: many(entries),
-            d3_value_r: many(entries),
+            d3_partial_r: many(entries),
+            front: many(entries),
             carry: Default::default(),
             d3_free: Default::default(),
             move2: Default::default(),
@@ -269,9 +273,6 @@ impl Logic for RlcDecoder {
         self.d2_k.clock.next = self.clock.val();
         self.d2_k.reset.next = self.reset.val();
         self.d2_k.d.next = self.d2_k.q.val();
-        self.d2_x.clock.next = self.clock.val();
-        self.d2_x.reset.next = self.reset.val();
-        self.d2_x.d.next = self.d2_x.q.val();
         self.d2_rows.clock.next = self.clock.val();
         self.d2_rows.reset.next = self.reset.val();
         self.d2_rows.d.next = self.d2_rows.q.val();
@@ -286,9 +287,6 @@ impl Logic for RlcDecoder {
         self.d3_panel_r.clock.next = self.clock.val();
         self.d3_panel_r.reset.next = self.reset.val();
         self.d3_panel_r.d.next = self.d3_panel_r.q.val();
-        self.d3_x_r.clock.next = self.clock.val();
-        self.d3_x_r.reset.next = self.reset.val();
-        self.d3_x_r.d.next = self.d3_x_r.q.val();
         self.carry.clock.next = self.clock.val();
         self.carry.reset.next = self.reset.val();
         self.carry.d.next = self.carry.q.val();
@@ -305,9 +303,9 @@ impl Logic for RlcDecoder {
             self.d2_mask[e].clock.next = self.clock.val();
             self.d2_mask[e].reset.next = self.reset.val();
             self.d2_mask[e].d.next = self.d2_mask[e].q.val();
-            self.d2_value[e].clock.next = self.clock.val();
-            self.d2_value[e].reset.next = self.reset.val();
-            self.d2_value[e].d.next = self.d2_value[e].q.val();
+            self.d2_partial[e].clock.next = self.clock.val();
+            self.d2_partial[e].reset.next = self.reset.val();
+            self.d2_partial[e].d.next = self.d2_partial[e].q.val();
             self.d2_pre[e].clock.next = self.clock.val();
             self.d2_pre[e].reset.next = self.reset.val();
             self.d2_pre[e].d.next = self.d2_pre[e].q.val();
@@ -317,9 +315,11 @@ impl Logic for RlcDecoder {
             self.d3_row_r[e].clock.next = self.clock.val();
             self.d3_row_r[e].reset.next = self.reset.val();
             self.d3_row_r[e].d.next = self.d3_row_r[e].q.val();
-            self.d3_value_r[e].clock.next = self.clock.val();
-            self.d3_value_r[e].reset.next = self.reset.val();
-            self.d3_value_r[e].d.next = self.d3_value_r[e].q.val();
+            self.d3_partial_r[e].clock.next = self.clock.val();
+            self.d3_partial_r[e].reset.next = self.reset.val();
+            self.d3_partial_r[e].d.next = self.d3_partial_r[e].q.val();
+            self.front[e].a.next = self.d1_value[e].q.val();
+            self.front[e].b.next = self.d1_x.q.val();
         }
 
         // Who moves this cycle: from the multiplier upstream.
@@ -334,11 +334,10 @@ impl Logic for RlcDecoder {
         // D3 -> multiplier.
         self.d3_marker.next = self.d3_marker_r.q.val();
         self.d3_panel.next = self.d3_panel_r.q.val();
-        self.d3_x.next = self.d3_x_r.q.val();
         for e in 0..self.d3_row.len() {
             self.d3_entry_valid[e].next = self.d3_entry_valid_r[e].q.val();
             self.d3_row[e].next = self.d3_row_r[e].q.val();
-            self.d3_value[e].next = self.d3_value_r[e].q.val();
+            self.d3_partial[e].next = self.d3_partial_r[e].q.val();
         }
         self.d3_valid.d.next = self.d3_valid.q.val() && !self.take.val();
 
@@ -366,12 +365,11 @@ impl Logic for RlcDecoder {
             self.d3_valid.d.next = true;
             self.d3_marker_r.d.next = self.d2_marker.q.val();
             self.d3_panel_r.d.next = self.d2_panel.q.val();
-            self.d3_x_r.d.next = self.d2_x.q.val();
             for e in 0..self.row.len() {
                 self.d3_entry_valid_r[e].d.next =
                     self.d2_mask[e].q.val() && !self.over[e].val() && !self.d2_marker.q.val();
                 self.d3_row_r[e].d.next = self.row[e].val().get_bits::<16>(0);
-                self.d3_value_r[e].d.next = self.d2_value[e].q.val();
+                self.d3_partial_r[e].d.next = self.d2_partial[e].q.val();
             }
         }
         self.d2_valid.d.next = self.d2_valid.q.val() && !self.move2.val();
@@ -391,12 +389,11 @@ impl Logic for RlcDecoder {
             self.d2_marker.d.next = self.d1_marker.q.val();
             self.d2_panel.d.next = self.d1_panel.q.val();
             self.d2_k.d.next = self.d1_k.q.val();
-            self.d2_x.d.next = self.d1_x.q.val();
             self.d2_rows.d.next = self.d1_rows.q.val();
             self.d2_base.d.next = self.base.val();
             for e in 0..self.d1_pre.len() {
                 self.d2_mask[e].d.next = self.d1_mask[e].q.val();
-                self.d2_value[e].d.next = self.d1_value[e].q.val();
+                self.d2_partial[e].d.next = self.front[e].partial.val();
                 self.d2_pre[e].d.next = self.d1_pre[e].q.val();
             }
             if !self.d1_marker.q.val() {
