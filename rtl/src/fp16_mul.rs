@@ -16,8 +16,8 @@
 //! or NaN operands `invalid` is raised and `product` is unspecified: the compiler never encodes
 //! non-finite values, so the core reports them instead of computing with them.
 //!
-//! The halves (issue 19: the whole multiplier, ~70 FO4, did not fit one 800 MHz stage behind the
-//! decoder's registers): the **front** forms the 22-bit significand product, the exponent sum, the
+//! The halves (issue 19: the whole multiplier, ~70 FO4 on its own, made the stage after the
+//! decoder's last register 92 FO4 against a budget of 80): the **front** forms the 22-bit significand product, the exponent sum, the
 //! sign and the invalid flag, packed in one 32-bit `partial` word ([`PARTIAL_LAYOUT`]); the
 //! **back** normalizes and packs the FP32 word. The core's decoder runs the front in its D1 -> D2
 //! stage and carries `partial` where it carried the weight; its multiplier stage runs the back

@@ -2,10 +2,10 @@
 //!
 //! ```text
 //!                  +----------------------- rlc_decoder -----------------------+
-//!  in_valid ------>| D1: masks, increments (run + 1), their prefix over C     |--> in_ready
+//!  in_valid ------>| D1: masks, increments (run + 1), their prefix over C      |--> in_ready
 //!  in_marker/panel>| D2: the column's base row (carry), the carry updated;     |--> overrun, overrun_row
-//!                 |     fp16_mul's front half of value x x per entry          |
-//!  in_first ------>| D3: rows = base + prefix - 1; valid = unmasked, row < rows |--> take (D3 -> multiplier)
+//!                  |     fp16_mul's front half of value x x per entry          |
+//!  in_first ------>| D3: row = base + prefix - 1; valid = unmasked, row < rows |--> take (D3 -> multiplier)
 //!  in_lo, in_hi -->|                                                           |--> d3_* (the slice in D3)
 //!  in_value[e] --->|   a stage moves when the next is free or frees this cycle |--> empty
 //!  in_run[e] ----->|                                                           |
