@@ -48,6 +48,13 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
 /// product's sign (30), invalid (31).
 pub const PARTIAL_LAYOUT: &str = "sig_product[21:0] exponent[29:22] sign[30] invalid[31]";
 
+/// Where the exponent field starts in the `partial` word (the significand product is below it).
+const PARTIAL_EXP_SHIFT: u64 = 22;
+/// The `partial` word's sign bit.
+const PARTIAL_SIGN_BIT: u64 = 30;
+/// The `partial` word's invalid bit.
+const PARTIAL_INVALID_BIT: usize = 31;
+
 /// The front half: operands to the `partial` word.
 #[derive(LogicBlock)]
 pub struct Fp16MulFront {
@@ -109,11 +116,11 @@ impl Default for Fp16MulFront {
             one: constant(1),
             exp5: constant(31),
             bias: constant(98),
-            sign_field: constant(1 << 30),
-            invalid_field: constant(1 << 31),
+            sign_field: constant(1 << PARTIAL_SIGN_BIT),
+            invalid_field: constant(1 << PARTIAL_INVALID_BIT),
             k10: constant(10),
             k15: constant(15),
-            k22: constant(22),
+            k22: constant(PARTIAL_EXP_SHIFT),
         }
     }
 }
@@ -201,14 +208,14 @@ impl Default for Fp16MulBack {
             e5: Default::default(),
             magnitude: Default::default(),
             zero: constant(0),
-            sig_field: constant((1 << 22) - 1),
+            sig_field: constant((1 << PARTIAL_EXP_SHIFT) - 1),
             exp_field: constant(0xff),
-            sign_field: constant(1 << 30),
+            sign_field: constant(1 << PARTIAL_SIGN_BIT),
             frac23: constant((1 << 23) - 1),
             sign_bit: constant(1 << 31),
             k8: constant(8),
             k10: constant(10),
-            k22: constant(22),
+            k22: constant(PARTIAL_EXP_SHIFT),
             k23: constant(23),
         }
     }
@@ -217,7 +224,7 @@ impl Default for Fp16MulBack {
 impl Logic for Fp16MulBack {
     #[hdl_gen]
     fn update(&mut self) {
-        self.invalid.next = self.partial.val().get_bit(31);
+        self.invalid.next = self.partial.val().get_bit(31); // PARTIAL_INVALID_BIT (hdl_gen takes a literal)
         self.sig_product.next = self.partial.val() & self.sig_field.val();
         self.e0.next = (self.partial.val() >> self.k22.val()) & self.exp_field.val();
         self.w0.next = self.sig_product.val() << self.k10.val();
