@@ -355,6 +355,45 @@ fn emit_verilog_writes_one_file_per_module_and_a_manifest_with_documented_ports(
 }
 
 #[test]
+fn emit_verilog_check_times_a_block_in_the_cell_library_and_fails_a_clock_it_cannot_meet() {
+    // One small block (the memory port: seconds), through lint, Yosys, the OSU 0.18 um library
+    // and OpenSTA, as `--check` does for every block.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("v");
+    let block = "lacuna_mem_port_tiny";
+    let args = |clock: &str| {
+        let o = out.to_str().unwrap().to_string();
+        vec!["emit-verilog", "--arch", "tiny", "--block", block, "-o", &o, "--check", "--clock-mhz", clock, "--json"]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let run = |clock: &str| {
+        let a = args(clock);
+        lacuna(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let o = run("800");
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let manifest: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let blocks = manifest["blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 1, "--block keeps the named block only");
+    let t = &blocks[0]["timing"];
+    assert!(t["library"].as_str().unwrap().contains("osu018"), "{t}");
+    assert!(t["area_um2"].as_f64().unwrap() > 0.0 && t["flip_flops"].as_u64().unwrap() > 0, "{t}");
+    let reg = t["paths"].as_array().unwrap().iter().find(|p| p["kind"] == "reg_to_reg").expect("a reg -> reg path");
+    let (ns, fo4) = (reg["delay_ns"].as_f64().unwrap(), reg["fo4"].as_f64().unwrap());
+    assert!(ns > 0.5 && fo4 < lacuna_spec::timing::budget_fo4(800), "{reg}");
+    assert!(!reg["start"].as_str().unwrap().is_empty() && reg["levels"].as_u64().unwrap() > 0, "{reg}");
+    // At 10 GHz the budget is about 6 FO4: the same block is over it, and --check says so.
+    let o = run("10000");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("over the clock budget of 10000 MHz") && stderr(&o).contains(block), "{}", stderr(&o));
+    // A block the arch does not have is refused with the list of those it has.
+    let o = lacuna(&["emit-verilog", "--arch", "tiny", "--block", "lacuna_core_edge", "-o", out.to_str().unwrap()]);
+    assert_clean_error(&o, "no such block");
+}
+
+#[test]
 fn emit_verilog_refuses_an_unknown_arch_with_one_clear_line() {
     let dir = tempfile::tempdir().unwrap();
     let o = lacuna(&["emit-verilog", "--arch", "huge", "-o", dir.path().to_str().unwrap()]);

@@ -37,6 +37,7 @@
 //! `docs/rtl.md` and `docs/synthesis.md`. The blocks are simulated with Verilator only.
 
 pub mod core;
+pub mod delay;
 pub mod emit;
 pub mod expert_unit;
 pub mod fp16_mul;
@@ -84,6 +85,7 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
             fp32_add::pipe::PORTS,
         )?,
         emit("lacuna_fp32_mul", fp32_mul::Fp32Mul::default(), fp32_mul::PORTS)?,
+        emit("lacuna_fp32_mul_pipe", fp32_mul::Fp32MulPipe::default(), fp32_mul::PIPE_PORTS)?,
         emit("lacuna_group_dot", group_dot::GroupDot::default(), group_dot::PORTS)?,
         emit("lacuna_group_scale", group_scale::GroupScale::default(), group_scale::PORTS)?,
         emit("lacuna_dot_unit", dot_unit::DotUnit::default(), dot_unit::PORTS)?,

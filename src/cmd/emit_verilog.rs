@@ -1,5 +1,6 @@
-//! `lacuna emit-verilog [--arch NAME] -o DIR [--check] [--json]`: the RTL as Verilog for synthesis
-//! flows, one file per module, with a manifest.
+//! `lacuna emit-verilog [--arch NAME] -o DIR [--block MODULE ...] [--check] [--json]`: the RTL as
+//! Verilog for synthesis flows, one file per module, with a manifest (`--block`: only the named
+//! blocks, e.g. to time one block without the minutes the whole design takes).
 //!
 //! `DIR/manifest.json` records the arch (name and hash), the core's top module (`top`), every
 //! emitted block (its top module, its files, its ports with widths and meanings) and, with
@@ -33,6 +34,9 @@ pub struct Args {
     /// Also run `verilator --lint-only -Wall` and Yosys synthesis on every block.
     #[arg(long)]
     check: bool,
+    /// Only this block (its top module, e.g. `lacuna_mem_port_tiny`); repeatable.
+    #[arg(long = "block", value_name = "MODULE")]
+    blocks: Vec<String>,
     /// The clock the timing is checked against with --check, MHz (default: the arch's own;
     /// the suite holds `tiny` to 800, `edge`'s).
     #[arg(long)]
@@ -67,7 +71,14 @@ struct BlockEntry {
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let arch = Arch::load(&a.arch)?;
-    let modules = lacuna_rtl::blocks(&arch)?;
+    let mut modules = lacuna_rtl::blocks(&arch)?;
+    if !a.blocks.is_empty() {
+        if let Some(unknown) = a.blocks.iter().find(|b| !modules.iter().any(|m| &m.name == *b)) {
+            let names: Vec<&str> = modules.iter().map(|m| m.name.as_str()).collect();
+            anyhow::bail!("--block {unknown}: arch {} has no such block; its blocks: {}", arch.name, names.join(", "));
+        }
+        modules.retain(|m| a.blocks.contains(&m.name));
+    }
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let mut blocks = Vec::new();
     // Linting and synthesizing every block takes minutes: say which block is being checked.

@@ -157,12 +157,22 @@ pub fn synthesize(module: &str, files: &[PathBuf], work: &Path, depth: Depth) ->
             // (Brent-Kung) carry chains that Yosys's techmap builds back into ripple chains (a
             // 30-bit address adder became 28 AOI/OAI cells in series); without it
             // `colptr_fetch`'s input path fell from 80.5 to ~54 FO4 at 7 % more area.
+            // `read_constr` (2026-12-07): ABC sees the flip-flops' outputs as its primary inputs
+            // and, told nothing, drives them ideally, so `buffer -p` left a register driving the
+            // 1,911 read multiplexers of `act_path`'s activation SRAM unbuffered (35 ns on that
+            // one net). Driven by the library's smallest inverter (weaker than OSU's DFFPOSX1
+            // output: 1.7 against 0.96 ns/pF in the tables), ABC builds the buffer trees a
+            // resizer would: `act_path` fell from 454 to 51 FO4, `chunk_fetch` 223 to 71,
+            // `drain` 134 to 63, and the blocks without such nets moved by a few FO4.
             let abc = work.join(format!("{module}.abc"));
+            let constr = work.join(format!("{module}.constr"));
+            std::fs::write(&constr, format!("set_driving_cell {}\n", library.inverter))?;
             std::fs::write(
                 &abc,
                 format!(
-                    "strash\n&get -n\n&fraig -x\n&put\nscorr\ndretime\nstrash\n&get -n\n&dch -f\n\
-                     &nf -D {target_ps}\n&put\nbuffer -p\nupsize -D {target_ps}\ndnsize -D {target_ps}\n"
+                    "read_constr -v {}\nstrash\n&get -n\n&fraig -x\n&put\nscorr\ndretime\nstrash\n&get -n\n&dch -f\n\
+                     &nf -D {target_ps}\n&put\nbuffer -p\nupsize -D {target_ps}\ndnsize -D {target_ps}\n",
+                    constr.display()
                 ),
             )?;
             // `synth -noabc`: the generic gate mapping would be thrown away by the library's.

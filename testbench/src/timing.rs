@@ -29,6 +29,9 @@ pub struct Library {
     pub drawn_nm: f64,
     /// `CELL IN OUT` of its smallest buffer (Yosys's `insbuf` turns wire aliases into them).
     pub buffer: String,
+    /// Its smallest inverter: the drive ABC assumes for the flip-flops' outputs (and the
+    /// block's inputs) when it buffers high-fanout nets (`crate::synth`).
+    pub inverter: String,
     /// Each cell's area (um2) and whether it is a flip-flop.
     #[serde(skip)]
     cells: HashMap<String, (f64, bool)>,
@@ -74,7 +77,13 @@ impl Library {
             .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0).then(a.0.cmp(b.0)))
             .map(|(n, _)| format!("{n} A Y"))
             .ok_or_else(|| SynthError::Library(format!("{} has no BUF cell", path.display())))?;
-        Ok(Library { liberty: path.to_path_buf(), drawn_nm, buffer, cells })
+        let inverter = cells
+            .iter()
+            .filter(|(n, c)| n.to_ascii_uppercase().starts_with("INV") && !c.1)
+            .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0).then(a.0.cmp(b.0)))
+            .map(|(n, _)| n.clone())
+            .ok_or_else(|| SynthError::Library(format!("{} has no INV cell", path.display())))?;
+        Ok(Library { liberty: path.to_path_buf(), drawn_nm, buffer, inverter, cells })
     }
 }
 
@@ -509,7 +518,13 @@ Fanout     Delay      Time   Description
 
     fn library() -> Library {
         let cells = liberty_cells(LIBERTY);
-        Library { liberty: PathBuf::from("t.lib"), drawn_nm: 180.0, buffer: "BUFX2 A Y".into(), cells }
+        Library {
+            liberty: PathBuf::from("t.lib"),
+            drawn_nm: 180.0,
+            buffer: "BUFX2 A Y".into(),
+            inverter: "INVX1".into(),
+            cells,
+        }
     }
 
     #[test]

@@ -247,6 +247,7 @@ fn gate_and_up_rows_of_real_model_widths_through_both_blocks_equal_the_specs_row
 
 /// A row as `dot_unit` takes it: its groups, their scales (FP16 bits), the token's scale, and
 /// the expected value (`None`: `invalid` expected).
+#[derive(Clone)]
 struct Row {
     groups: Vec<Group>,
     scales: Vec<u16>,
@@ -276,26 +277,50 @@ impl Row {
     }
 }
 
-/// Streams `rows` through `lacuna_dot_unit`, an idle cycle before a group with probability
-/// `gap`; checks every cycle that each row's value comes out exactly `LATENCY` cycles after its
-/// last group went in, equal to the expected bits (or flagged), and nothing else comes out.
-fn stream_rows(rows: &[Row], gap: f64, rng: &mut ChaCha8Rng) {
-    use lacuna_rtl::expert_unit::dot_engine::dot_unit::LATENCY as ROW_LATENCY;
+/// Streams `rows` through `lacuna_dot_unit`: row r in slot r % 2, the two slots' groups
+/// interleaved (each cycle the slot not served last goes first when its previous group is
+/// `SLOT_SPACING` cycles old), an idle cycle with probability `gap`; checks every cycle that
+/// each row's value comes out exactly `LATENCY` cycles after its last group went in, equal to
+/// the expected bits (or flagged), and nothing else comes out. Returns the idle cycles before
+/// the last group.
+fn stream_rows(rows: &[Row], gap: f64, rng: &mut ChaCha8Rng) -> usize {
+    use lacuna_rtl::expert_unit::dot_engine::dot_unit::{LATENCY as ROW_LATENCY, SLOT_SPACING};
     let mut rtl = Verilated::new("lacuna_dot_unit").expect("this test needs the RTL built (Verilator)");
     let p = |n: &str| rtl.port(n).unwrap();
-    let (reset, in_valid, first, last, scale, token) =
-        (p("reset"), p("in_valid"), p("first"), p("last"), p("scale"), p("token_scale"));
+    let (reset, in_valid, slot_port, first, last, scale, token) =
+        (p("reset"), p("in_valid"), p("slot"), p("first"), p("last"), p("scale"), p("token_scale"));
     let x: Vec<PortId> = (0..WORDS).map(|k| p(&format!("x_{k}"))).collect();
     let w: Vec<PortId> = (0..WORDS).map(|k| p(&format!("w_{k}"))).collect();
     let (out_valid, value, invalid) = (p("out_valid"), p("value"), p("invalid"));
-    // The cycles: (row, group) presented, or idle.
-    let mut schedule: Vec<Option<(usize, usize)>> = Vec::new();
-    for (r, row) in rows.iter().enumerate() {
-        for g in 0..row.groups.len() {
-            while rng.random_bool(gap) {
-                schedule.push(None);
+    // The cycles: (slot, row, group) presented, or idle.
+    let mut queues: [VecDeque<usize>; 2] = [VecDeque::new(), VecDeque::new()];
+    for r in 0..rows.len() {
+        queues[r % 2].push_back(r);
+    }
+    let (mut next_group, mut last_issue, mut prefer) = ([0usize; 2], [None::<usize>; 2], 0usize);
+    let mut schedule: Vec<Option<(usize, usize, usize)>> = Vec::new();
+    let mut idle = 0;
+    while !queues[0].is_empty() || !queues[1].is_empty() {
+        let cycle = schedule.len();
+        let ready =
+            |s: usize| !queues[s].is_empty() && last_issue[s].is_none_or(|c: usize| cycle - c >= SLOT_SPACING as usize);
+        let pick = [prefer, 1 - prefer].into_iter().find(|&s| ready(s));
+        match pick {
+            Some(s) if !rng.random_bool(gap) => {
+                let r = queues[s][0];
+                schedule.push(Some((s, r, next_group[s])));
+                last_issue[s] = Some(cycle);
+                next_group[s] += 1;
+                if next_group[s] == rows[r].groups.len() {
+                    queues[s].pop_front();
+                    next_group[s] = 0;
+                }
+                prefer = 1 - s;
             }
-            schedule.push(Some((r, g)));
+            _ => {
+                schedule.push(None);
+                idle += 1;
+            }
         }
     }
     schedule.extend(std::iter::repeat_n(None, ROW_LATENCY as usize + 1));
@@ -304,10 +329,11 @@ fn stream_rows(rows: &[Row], gap: f64, rng: &mut ChaCha8Rng) {
     rtl.cycle();
     rtl.set(reset, 0);
     let mut done = 0;
-    for (cycle, slot) in schedule.iter().enumerate() {
-        let data = slot.map(|(r, g)| rows[r].groups[g].clone()).unwrap_or_else(|| Group::random(rng));
-        rtl.set(in_valid, slot.is_some() as u64);
-        if let Some((r, g)) = *slot {
+    for (cycle, entry) in schedule.iter().enumerate() {
+        let data = entry.map(|(_, r, g)| rows[r].groups[g].clone()).unwrap_or_else(|| Group::random(rng));
+        rtl.set(in_valid, entry.is_some() as u64);
+        if let Some((s, r, g)) = *entry {
+            rtl.set(slot_port, s as u64);
             rtl.set(first, (g == 0) as u64);
             rtl.set(last, (g + 1 == rows[r].groups.len()) as u64);
             rtl.set(scale, rows[r].scales[g] as u64);
@@ -316,7 +342,8 @@ fn stream_rows(rows: &[Row], gap: f64, rng: &mut ChaCha8Rng) {
                 due.push_back((cycle + ROW_LATENCY as usize, r));
             }
         } else {
-            // Idle cycles carry random flags and scales: the unit must ignore them.
+            // Idle cycles carry random slots, flags and scales: the unit must ignore them.
+            rtl.set(slot_port, rng.random_range(0..2));
             rtl.set(first, rng.random_range(0..2));
             rtl.set(last, rng.random_range(0..2));
             rtl.set(scale, rng.random::<u16>() as u64);
@@ -343,10 +370,11 @@ fn stream_rows(rows: &[Row], gap: f64, rng: &mut ChaCha8Rng) {
         }
     }
     assert_eq!(done, rows.len());
+    idle
 }
 
 #[test]
-fn a_dot_unit_gives_each_rows_row_dot_four_cycles_after_its_last_group_back_to_back_and_with_gaps() {
+fn a_dot_unit_gives_each_rows_row_dot_nine_cycles_after_its_last_group_two_rows_interleaved_and_with_gaps() {
     let mut rng = ChaCha8Rng::seed_from_u64(0x756e6974);
     let draw = |rng: &mut ChaCha8Rng| {
         let v: f32 = rng.random_range(-1.0..1.0);
@@ -369,6 +397,14 @@ fn a_dot_unit_gives_each_rows_row_dot_four_cycles_after_its_last_group_back_to_b
     bad.want = None;
     rows.push(bad);
     rows.push(Row::quantized(&Int8Vector::quantize(&[-2.0; 64]).unwrap(), &Int4Vector::quantize(&[0.5; 64]).unwrap()));
+    // Pairs of equal length (a token's gate and up rows) keep the unit busy every cycle.
+    let (pairs, rest) = rows.split_at(30);
+    assert_eq!(stream_rows(pairs, 0.0, &mut rng), 0, "two interleaved rows of a length: a group every cycle");
     stream_rows(&rows, 0.0, &mut rng);
     stream_rows(&rows, 0.3, &mut rng);
+    // One slot alone: a group every other cycle; and odd pairings (rows of different lengths).
+    stream_rows(&rest[..1], 0.0, &mut rng);
+    let mut shuffled: Vec<Row> = rows.clone();
+    shuffled.rotate_left(3);
+    stream_rows(&shuffled, 0.1, &mut rng);
 }

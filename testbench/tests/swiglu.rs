@@ -147,7 +147,7 @@ fn stream_lane(elements: &[Option<Element>], rng: &mut ChaCha8Rng) -> usize {
 }
 
 #[test]
-fn a_swiglu_lane_matches_the_model_on_every_segment_its_ends_and_random_values_with_latency_seven() {
+fn a_swiglu_lane_matches_the_model_on_every_segment_its_ends_and_random_values_with_its_latency() {
     use lacuna_spec::a8w4::{SIGMOID_LO, SIGMOID_SEGMENTS};
     let mut rng = ChaCha8Rng::seed_from_u64(0x6c616e65);
     let mut elements = Vec::new();

@@ -17,10 +17,12 @@
 //! register that overflowed to Inf before it is added to (reading the adder's own flag there would
 //! put the lane's issue logic and the adder in one combinational loop for Verilator).
 //!
-//! How, in three steps, one file each (the pipelined adder registers between them):
+//! How, in three steps (the second in two blocks), one file each (the pipelined adder registers
+//! between the steps):
 //! [`align::Align`] orders the operands by magnitude and aligns the smaller significand with three
-//! extra bits (guard, round, sticky); [`sum::Sum`] adds or subtracts, shifts a carry out and
-//! counts the leading zeros (a five-stage normalizer); [`round::Round`] shifts left by them,
+//! extra bits (guard, round, sticky); [`sum::Sum`] adds or subtracts and shifts a carry out, and
+//! [`lzc::Lzc`] counts the sum's leading zeros (a five-stage normalizer); [`round::Round`] shifts
+//! left by them,
 //! limited so that the exponent stays >= 1 (a subnormal result), rounds to nearest even (which may
 //! carry into the exponent) and packs, Inf when the exponent reaches 255. All arithmetic is 32
 //! bits wide with width-typed constants, for lint-clean Verilog.
@@ -28,6 +30,7 @@
 use rust_hdl::prelude::*;
 
 pub mod align;
+pub mod lzc;
 pub mod pipe;
 pub mod round;
 pub mod sum;
@@ -50,6 +53,7 @@ pub struct Fp32Add {
     pub sum: Signal<Out, Bits<32>>,
     align: align::Align,
     add: sum::Sum,
+    lzc: lzc::Lzc,
     round: round::Round,
 }
 
@@ -63,9 +67,10 @@ impl Logic for Fp32Add {
         self.add.exp_x.next = self.align.exp_x.val();
         self.add.sign_x.next = self.align.sign_x.val();
         self.add.sign_y.next = self.align.sign_y.val();
+        self.lzc.s1.next = self.add.s1.val();
         self.round.s1.next = self.add.s1.val();
         self.round.e1.next = self.add.e1.val();
-        self.round.lz.next = self.add.lz.val();
+        self.round.lz.next = self.lzc.lz.val();
         self.round.zero.next = self.add.zero.val();
         self.round.sign.next = self.add.sign.val();
         self.sum.next = self.round.sum.val();

@@ -2,7 +2,7 @@
 //! accumulator's adder (`acc_add_latency` - 1 registers behind the issue cycle).
 //!
 //! ```text
-//!   a, b --> align --[cut 1]--> sum --[cut 2]--> round --> (latency - 2 more registers) --> sum
+//!   a, b --> align --[cut 1]--> sum, lzc --[cut 2]--> round --> (latency - 2 more registers) --> sum
 //! ```
 //!
 //! Contract: `sum` at cycle t + latency is `a + b` of cycle t, bit for bit [`super::Fp32Add`]'s.
@@ -11,7 +11,7 @@
 //! and after `sum`; each cycle beyond 2 adds a register behind `round`. Every stage register
 //! loads every cycle (no enable): the user carries a valid bit beside it.
 
-use super::{align::Align, round::Round, sum::Sum};
+use super::{align::Align, lzc::Lzc, round::Round, sum::Sum};
 use crate::reg::Reg;
 use rust_hdl::prelude::*;
 
@@ -43,6 +43,7 @@ pub struct Fp32AddPipe {
     pub sum: Signal<Out, Bits<32>>,
     align: Align,
     add: Sum,
+    lzc: Lzc,
     round: Round,
     /// Cut 1 (after align): wide_x, aligned_y, exp_x, sign_x, sign_y.
     c1: Vec<Reg<Bits<32>>>,
@@ -66,6 +67,7 @@ impl Fp32AddPipe {
             sum: Default::default(),
             align: Default::default(),
             add: Default::default(),
+            lzc: Default::default(),
             round: Default::default(),
             c1: regs(5),
             c2: regs(5),
@@ -113,7 +115,8 @@ impl Logic for Fp32AddPipe {
         }
         self.c2[0].d.next = self.add.s1.val();
         self.c2[1].d.next = self.add.e1.val();
-        self.c2[2].d.next = self.add.lz.val();
+        self.lzc.s1.next = self.add.s1.val();
+        self.c2[2].d.next = self.lzc.lz.val();
         self.c2[3].d.next = self.add.zero.val();
         self.c2[4].d.next = self.add.sign.val();
         if self.cut2.val() {
@@ -125,7 +128,7 @@ impl Logic for Fp32AddPipe {
         } else {
             self.round.s1.next = self.add.s1.val();
             self.round.e1.next = self.add.e1.val();
-            self.round.lz.next = self.add.lz.val();
+            self.round.lz.next = self.lzc.lz.val();
             self.round.zero.next = self.add.zero.val();
             self.round.sign.next = self.add.sign.val();
         }

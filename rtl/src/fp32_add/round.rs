@@ -3,7 +3,7 @@
 //! exponent), pack; Inf when the exponent reaches 255, a signed zero for an exact zero.
 //! Combinational.
 //!
-//! Contract: from [`super::sum::Sum`]'s outputs, `sum` is the IEEE binary32 result.
+//! Contract: from [`super::sum::Sum`]'s and [`super::lzc::Lzc`]'s outputs, `sum` is the IEEE binary32 result.
 
 use rust_hdl::prelude::*;
 

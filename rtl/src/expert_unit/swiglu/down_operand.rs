@@ -1,11 +1,13 @@
 //! `down_operand`: the down engine's operand of one (channel, token), `a = fp16(w x h)`
-//! saturating at +-65504: `lacuna_spec::a8w4::down_operand`, combinational.
+//! saturating at +-65504: `lacuna_spec::a8w4::down_operand`, combinational, from three blocks a
+//! pipeline may put registers between (`swiglu::lane` does).
 //!
 //! ```text
-//!            +--------------+
-//!   w[32] -->| fp32_mul     |--> a[16]     fp16(clamp(w * h, -65504, 65504)), nearest even
-//!   h[32] -->|  then to FP16|
-//!            +--------------+
+//!            +---------------+  product[32]  +---------+
+//!   w[32] -->| fp32_mul      |-------------->| ToFp16  |--> a[16]  fp16(clamp(w * h, -65504,
+//!   h[32] -->|               |               |         |          65504)), nearest even
+//!        \-->| OperandClass  |-------------->|         |
+//!            +---------------+ special[16]   +---------+
 //! ```
 //!
 //! Contract: for every `w` and `h`, `a` is the FP16 bit pattern of `down_operand(w, h)`: the
@@ -14,9 +16,9 @@
 //! rounded to nearest even into FP16, subnormals included; signed zeros keep their sign; a NaN
 //! product (a NaN operand, or Inf times zero) gives FP16's NaN `0x7e00`, as the spec's does.
 //! (`fp32_mul`'s product of a non-finite operand is unspecified, so those cases are decided from
-//! the operands' classes here.)
+//! the operands' classes: [`OperandClass`].)
 //!
-//! How: the FP32 product's two halfwords, so that every step is 16 bits wide (rust-hdl has no
+//! How ([`ToFp16`]): the FP32 product's two halfwords, so that every step is 16 bits wide (rust-hdl has no
 //! narrowing that Verilator's lint accepts without unused bits): a magnitude at or above 65504
 //! (`0x477fe000`) saturates to `0x7bff`; a normal FP16 result takes the top 10 fraction bits,
 //! rounded from the 13 below (the guard and 12 sticky bits) by adding the round bit to the
@@ -36,8 +38,8 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("a", "fp16(w * h) saturating at +-65504, round to nearest even (NaN: 0x7e00), IEEE binary16 bits"),
 ];
 
-/// `fp16(w x h)`, saturating.
-#[derive(LogicBlock)]
+/// `fp16(w x h)`, saturating: the three blocks wired, combinational.
+#[derive(LogicBlock, Default)]
 pub struct DownOperand {
     /// The gate weight (FP32 bits).
     pub w: Signal<In, Bits<32>>,
@@ -46,7 +48,36 @@ pub struct DownOperand {
     /// The down operand (FP16 bits).
     pub a: Signal<Out, Bits<16>>,
     mul: Fp32Mul,
-    shift: StickyShift<16>,
+    classes: OperandClass,
+    round: ToFp16,
+}
+
+impl Logic for DownOperand {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.mul.a.next = self.w.val();
+        self.mul.b.next = self.h.val();
+        self.classes.w.next = self.w.val();
+        self.classes.h.next = self.h.val();
+        self.round.product.next = self.mul.product.val();
+        // The multiplier's flag: an operand's exponent field is all ones (Inf or NaN).
+        self.round.is_special.next = self.mul.invalid.val();
+        self.round.special.next = self.classes.special.val();
+        self.a.next = self.round.a.val();
+    }
+}
+
+/// The operands' classes: the FP16 result of `w x h` when an operand is not finite (`0x7e00`
+/// for a NaN operand or Inf times zero; +-65504 for Inf times non-zero).
+#[derive(LogicBlock)]
+pub struct OperandClass {
+    /// The gate weight (FP32 bits).
+    pub w: Signal<In, Bits<32>>,
+    /// The channel's h (FP32 bits).
+    pub h: Signal<In, Bits<32>>,
+    /// The result when an operand is Inf or NaN (FP16 bits; the multiplier's `invalid` says
+    /// when).
+    pub special: Signal<Out, Bits<16>>,
     nan: Signal<Local, Bit>,
     inf: Signal<Local, Bit>,
     sign_xor: Signal<Local, Bits<32>>,
@@ -60,6 +91,73 @@ pub struct DownOperand {
     abs32: Constant<Bits<32>>,
     sign32: Constant<Bits<32>>,
     nan16: Constant<Bits<16>>,
+    max_half: Constant<Bits<16>>,
+    sign_bit: Constant<Bits<16>>,
+}
+
+impl Default for OperandClass {
+    fn default() -> OperandClass {
+        OperandClass {
+            w: Default::default(),
+            h: Default::default(),
+            special: Default::default(),
+            nan: Default::default(),
+            inf: Default::default(),
+            sign_xor: Default::default(),
+            exp_w: Default::default(),
+            exp_h: Default::default(),
+            frac_w: Default::default(),
+            frac_h: Default::default(),
+            zero32: constant(0),
+            exp_mask: constant(0x7f80_0000),
+            frac_mask: constant(0x7f_ffff),
+            abs32: constant(0x7fff_ffff),
+            sign32: constant(0x8000_0000),
+            nan16: constant(0x7e00),
+            max_half: constant(0x7bff),
+            sign_bit: constant(0x8000),
+        }
+    }
+}
+
+impl Logic for OperandClass {
+    #[hdl_gen]
+    fn update(&mut self) {
+        // Inf times non-zero saturates; a NaN operand, or Inf times zero, is NaN.
+        self.exp_w.next = self.w.val() & self.exp_mask.val();
+        self.exp_h.next = self.h.val() & self.exp_mask.val();
+        self.frac_w.next = self.w.val() & self.frac_mask.val();
+        self.frac_h.next = self.h.val() & self.frac_mask.val();
+        self.inf.next = ((self.exp_w.val() == self.exp_mask.val()) && (self.frac_w.val() == self.zero32.val()))
+            || ((self.exp_h.val() == self.exp_mask.val()) && (self.frac_h.val() == self.zero32.val()));
+        self.nan.next = ((self.exp_w.val() == self.exp_mask.val()) && (self.frac_w.val() != self.zero32.val()))
+            || ((self.exp_h.val() == self.exp_mask.val()) && (self.frac_h.val() != self.zero32.val()))
+            || (self.inf.val()
+                && (((self.w.val() & self.abs32.val()) == self.zero32.val())
+                    || ((self.h.val() & self.abs32.val()) == self.zero32.val())));
+        self.sign_xor.next = (self.w.val() ^ self.h.val()) & self.sign32.val();
+        self.special.next = self.max_half.val();
+        if self.sign_xor.val() != self.zero32.val() {
+            self.special.next = self.max_half.val() | self.sign_bit.val();
+        }
+        if self.nan.val() {
+            self.special.next = self.nan16.val();
+        }
+    }
+}
+
+/// A finite FP32 product to FP16, saturating, nearest even (or the class's result).
+#[derive(LogicBlock)]
+pub struct ToFp16 {
+    /// The FP32 product (bits).
+    pub product: Signal<In, Bits<32>>,
+    /// An operand was not finite: `special` is the result.
+    pub is_special: Signal<In, Bit>,
+    /// The result then.
+    pub special: Signal<In, Bits<16>>,
+    /// The down operand (FP16 bits).
+    pub a: Signal<Out, Bits<16>>,
+    shift: StickyShift<16>,
     lo: Signal<Local, Bits<16>>,
     hi: Signal<Local, Bits<16>>,
     sign: Signal<Local, Bits<16>>,
@@ -101,27 +199,14 @@ pub struct DownOperand {
     m3: Constant<Bits<16>>,
 }
 
-impl Default for DownOperand {
-    fn default() -> DownOperand {
-        DownOperand {
-            w: Default::default(),
-            h: Default::default(),
+impl Default for ToFp16 {
+    fn default() -> ToFp16 {
+        ToFp16 {
+            product: Default::default(),
+            is_special: Default::default(),
+            special: Default::default(),
             a: Default::default(),
-            mul: Default::default(),
             shift: StickyShift::new(&[8, 4, 2, 1]),
-            nan: Default::default(),
-            inf: Default::default(),
-            sign_xor: Default::default(),
-            exp_w: Default::default(),
-            exp_h: Default::default(),
-            frac_w: Default::default(),
-            frac_h: Default::default(),
-            zero32: constant(0),
-            exp_mask: constant(0x7f80_0000),
-            frac_mask: constant(0x7f_ffff),
-            abs32: constant(0x7fff_ffff),
-            sign32: constant(0x8000_0000),
-            nan16: constant(0x7e00),
             lo: Default::default(),
             hi: Default::default(),
             sign: Default::default(),
@@ -166,13 +251,11 @@ impl Default for DownOperand {
     }
 }
 
-impl Logic for DownOperand {
+impl Logic for ToFp16 {
     #[hdl_gen]
     fn update(&mut self) {
-        self.mul.a.next = self.w.val();
-        self.mul.b.next = self.h.val();
-        self.lo.next = self.mul.product.val().get_bits::<16>(0);
-        self.hi.next = self.mul.product.val().get_bits::<16>(16);
+        self.lo.next = self.product.val().get_bits::<16>(0);
+        self.hi.next = self.product.val().get_bits::<16>(16);
         self.sign.next = self.hi.val() & self.sign_bit.val();
         self.mag_hi.next = self.hi.val() & self.abs_mask.val();
         self.exp.next = (self.mag_hi.val() >> self.k7.val()) & self.exp8.val();
@@ -222,32 +305,8 @@ impl Logic for DownOperand {
             self.magnitude.next = self.max_half.val();
         }
         self.a.next = self.magnitude.val() | self.sign.val();
-        // Non-finite operands, decided from their classes: Inf times non-zero saturates, a NaN
-        // operand or Inf times zero is NaN.
-        self.exp_w.next = self.w.val() & self.exp_mask.val();
-        self.exp_h.next = self.h.val() & self.exp_mask.val();
-        self.frac_w.next = self.w.val() & self.frac_mask.val();
-        self.frac_h.next = self.h.val() & self.frac_mask.val();
-        // (The multiplier's own flag says that an operand is non-finite; which one, here.)
-        self.inf.next = self.mul.invalid.val()
-            && (((self.exp_w.val() == self.exp_mask.val()) && (self.frac_w.val() == self.zero32.val()))
-                || ((self.exp_h.val() == self.exp_mask.val()) && (self.frac_h.val() == self.zero32.val())));
-        self.nan.next = ((self.mul.invalid.val() && (self.exp_w.val() == self.exp_mask.val()))
-            && (self.frac_w.val() != self.zero32.val()))
-            || ((self.mul.invalid.val() && (self.exp_h.val() == self.exp_mask.val()))
-                && (self.frac_h.val() != self.zero32.val()))
-            || (self.inf.val()
-                && (((self.w.val() & self.abs32.val()) == self.zero32.val())
-                    || ((self.h.val() & self.abs32.val()) == self.zero32.val())));
-        self.sign_xor.next = (self.w.val() ^ self.h.val()) & self.sign32.val();
-        if self.inf.val() {
-            self.a.next = self.max_half.val();
-            if self.sign_xor.val() != self.zero32.val() {
-                self.a.next = self.max_half.val() | self.sign_bit.val();
-            }
-        }
-        if self.nan.val() {
-            self.a.next = self.nan16.val();
+        if self.is_special.val() {
+            self.a.next = self.special.val();
         }
     }
 }

@@ -3,13 +3,14 @@
 //! `lacuna_model::expert_unit::swiglu::apply`, pipelined, one element a cycle.
 //!
 //! ```text
-//!               +------------------------------ lane ------------------------------+
-//!  in_valid --->| S0 x + 16                    S4 x * s, then 0 below -16, x at 16 |--> out_valid
-//!  gate[32] --->| S1 segment i, ROMs y_i,      S5 h = silu * up                    |--> h[32]
-//!  up[32] ----->|    slope_i, -x_i; x - x_i    S6 a = fp16(w h) (down_operand)     |--> a[16]
-//!  weight[32] ->| S2 (x - x_i) * slope_i                                           |--> invalid
-//!  reset, clock>| S3 s = y_i + that              (a register after every stage)    |
-//!               +------------------------------------------------------------------+
+//!               +------------------------------- lane --------------------------------+
+//!  in_valid --->| c0  x + 16 (fp32_add, 2 registers, then its own)                      |--> out_valid
+//!  gate[32] --->| c3  segment i from its bits; ROMs y_i, slope_i, -x_i                  |--> h[32]
+//!  up[32] ----->| c4  x - x_i         c7  times slope_i     c10 plus y_i                 |--> a[16]
+//!  weight[32] ->| c13 x times that (0 below -16, x at or above 16)                      |--> invalid
+//!  reset, clock>| c16 times up = h    c19 w h (fp32_mul)    c22 to FP16 (saturating)     |
+//!               |  x, up, w, the range flags and the invalid flag ride in delay lines   |
+//!               +-----------------------------------------------------------------------+
 //! ```
 //!
 //! Contract: an element presented in cycle t (`in_valid`) comes out in cycle t + [`LATENCY`],
@@ -22,21 +23,50 @@
 //! definition. `invalid`: an
 //! operand is Inf or NaN, or an FP32 unit saw one; `h` and `a` are then unspecified.
 //!
-//! How: each FP operation is a unit of the shared arithmetic (`fp32_add`, `fp32_mul`) between
-//! two pipeline registers; the segment is taken from `x + 16`'s bits (its exponent and top nine
-//! significand bits), 16 bits wide as everything narrower than a word here.
+//! How (issue 19: with one FP32 unit a stage the lane was 154 FO4 against a budget of ~80):
+//! every FP operation is a pipelined unit with its result registered after it: an add is
+//! [`Fp32AddPipe`] of latency 2 (align | add and count | round) and 3 cycles, a multiply
+//! [`Fp32MulPipe`] (front | middle | back) and 3 cycles; the segment and its ROM words take a
+//! cycle of their own, and `w h` is rounded to FP16 ([`ToFp16`], with [`OperandClass`] for
+//! non-finite operands) in a last cycle. The operands a later step needs wait in
+//! [`Delay`] lines whose lengths follow from the schedule's constants (`T_*`), so one change of
+//! a unit's latency moves everything after it. The segment is taken from `x + 16`'s bits (its
+//! exponent and top nine significand bits), 16 bits wide as everything narrower than a word here.
 
-use crate::expert_unit::swiglu::down_operand::DownOperand;
-use crate::fp32_add::Fp32Add;
-use crate::fp32_mul::Fp32Mul;
+use crate::delay::Delay;
+use crate::expert_unit::swiglu::down_operand::{OperandClass, ToFp16};
+use crate::fp32_add::pipe::Fp32AddPipe;
+use crate::fp32_mul::Fp32MulPipe;
 use crate::reg::Reg;
 use crate::rom::Rom256;
 use crate::wiring::constant;
 use lacuna_spec::a8w4::{sigmoid_table, SIGMOID_LO, SIGMOID_SEGMENTS};
 use rust_hdl::prelude::*;
 
+/// The adders' pipeline registers (the timing report's `lacuna_fp32_add_pipe`: three sections
+/// of at most ~50 FO4).
+const ADD_PIPE: usize = 2;
+/// Cycles of an add: its pipeline, then the register after it.
+const ADD: usize = ADD_PIPE + 1;
+/// Cycles of a multiply: its pipeline, then the register after it.
+const MUL: usize = crate::fp32_mul::LATENCY as usize + 1;
+/// The schedule: the cycle (after the element entered) each step's operands are presented.
+const T_SEG: usize = ADD; // after x + 16 (at cycle 0)
+const T_D: usize = T_SEG + 1;
+const T_P: usize = T_D + ADD;
+const T_S: usize = T_P + MUL;
+const T_SILU: usize = T_S + ADD;
+const T_H: usize = T_SILU + MUL;
+const T_WH: usize = T_H + MUL;
+const T_A: usize = T_WH + MUL;
+const T_OUT: usize = T_A + 1;
+/// The cycles a multiply's result (and flag) leaves its pipeline, before its register.
+const MUL_P_OUT: usize = T_P + MUL - 1;
+const SILU_SELECT: usize = T_SILU + MUL - 1;
+const MUL_H_OUT: usize = T_H + MUL - 1;
+
 /// Cycles from an element in to its `h` and `a` out.
-pub const LATENCY: u64 = 7;
+pub const LATENCY: u64 = T_OUT as u64;
 
 /// The ports of [`SwigluLane`] when it is a top module.
 pub const PORTS: &[crate::emit::PortDoc] = &[
@@ -46,7 +76,7 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("gate", "the channel's gate value for the token, IEEE binary32 bits"),
     ("up", "the channel's up value for the token, IEEE binary32 bits"),
     ("weight", "the token's gate weight for the expert, IEEE binary32 bits"),
-    ("out_valid", "the element presented LATENCY (7) cycles ago comes out"),
+    ("out_valid", "the element presented LATENCY (23) cycles ago comes out"),
     ("h", "silu(gate) * up, IEEE binary32 bits"),
     ("a", "fp16(weight * h) saturating, IEEE binary16 bits"),
     ("invalid", "an operand of that element was Inf or NaN; h and a are then unspecified"),
@@ -81,70 +111,71 @@ pub struct SwigluLane {
     pub a: Signal<Out, Bits<16>>,
     /// It had a non-finite operand.
     pub invalid: Signal<Out, Bit>,
-    add16: Fp32Add,
-    add_d: Fp32Add,
-    mul_p: Fp32Mul,
-    add_s: Fp32Add,
-    mul_silu: Fp32Mul,
-    mul_h: Fp32Mul,
-    operand: DownOperand,
+    add16: Fp32AddPipe,
+    add_d: Fp32AddPipe,
+    mul_p: Fp32MulPipe,
+    add_s: Fp32AddPipe,
+    mul_silu: Fp32MulPipe,
+    mul_h: Fp32MulPipe,
+    mul_wh: Fp32MulPipe,
+    classes: OperandClass,
+    to_fp16: ToFp16,
     rom_y: Rom256,
     rom_slope: Rom256,
     rom_neg_x: Rom256,
+    lo: Signal<Local, Bit>,
+    hi: Signal<Local, Bit>,
+    inv: Signal<Local, Bit>,
     sub_lo: Signal<Local, Bits<16>>,
     sub_hi: Signal<Local, Bits<16>>,
     sub_exp: Signal<Local, Bits<16>>,
     top9: Signal<Local, Bits<16>>,
     index: Signal<Local, Bits<16>>,
     address: Signal<Local, Bits<8>>,
-    s1_valid: Reg<Bit>,
-    s1_sub: Reg<Bits<32>>,
-    s1_x: Reg<Bits<32>>,
-    s1_up: Reg<Bits<32>>,
-    s1_w: Reg<Bits<32>>,
-    s1_lo: Reg<Bit>,
-    s1_hi: Reg<Bit>,
-    s1_inv: Reg<Bit>,
-    s2_valid: Reg<Bit>,
-    s2_d: Reg<Bits<32>>,
-    s2_x: Reg<Bits<32>>,
-    s2_y: Reg<Bits<32>>,
-    s2_slope: Reg<Bits<32>>,
-    s2_up: Reg<Bits<32>>,
-    s2_w: Reg<Bits<32>>,
-    s2_lo: Reg<Bit>,
-    s2_hi: Reg<Bit>,
-    s2_inv: Reg<Bit>,
-    s3_valid: Reg<Bit>,
-    s3_p: Reg<Bits<32>>,
-    s3_x: Reg<Bits<32>>,
-    s3_y: Reg<Bits<32>>,
-    s3_up: Reg<Bits<32>>,
-    s3_w: Reg<Bits<32>>,
-    s3_lo: Reg<Bit>,
-    s3_hi: Reg<Bit>,
-    s3_inv: Reg<Bit>,
-    s4_valid: Reg<Bit>,
-    s4_s: Reg<Bits<32>>,
-    s4_x: Reg<Bits<32>>,
-    s4_up: Reg<Bits<32>>,
-    s4_w: Reg<Bits<32>>,
-    s4_lo: Reg<Bit>,
-    s4_hi: Reg<Bit>,
-    s4_inv: Reg<Bit>,
-    s5_valid: Reg<Bit>,
-    s5_silu: Reg<Bits<32>>,
-    s5_up: Reg<Bits<32>>,
-    s5_w: Reg<Bits<32>>,
-    s5_inv: Reg<Bit>,
-    s6_valid: Reg<Bit>,
-    s6_h: Reg<Bits<32>>,
-    s6_w: Reg<Bits<32>>,
-    s6_inv: Reg<Bit>,
-    s7_valid: Reg<Bit>,
-    s7_h: Reg<Bits<32>>,
-    s7_a: Reg<Bits<16>>,
-    s7_inv: Reg<Bit>,
+    /// Side band: gate, for x - x_i.
+    x4: Delay<Bits<32>>,
+    /// Side band: gate, for x s.
+    x13: Delay<Bits<32>>,
+    /// Side band: gate, for the table's upper end.
+    x15: Delay<Bits<32>>,
+    /// Side band: x below the table.
+    lo15: Delay<Bit>,
+    /// Side band: x at or above its end.
+    hi15: Delay<Bit>,
+    /// Side band: slope_i, for the product.
+    slope7: Delay<Bits<32>>,
+    /// Side band: y_i, for the sum.
+    y10: Delay<Bits<32>>,
+    /// Side band: up.
+    up16: Delay<Bits<32>>,
+    /// Side band: the weight.
+    w19: Delay<Bits<32>>,
+    /// Side band: the operands' flag up to mul_p's.
+    inv9: Delay<Bit>,
+    /// Side band: the flag up to mul_silu's.
+    inv15: Delay<Bit>,
+    /// Side band: the flag up to mul_h's.
+    inv18: Delay<Bit>,
+    /// Side band: the flag to the output.
+    inv23: Delay<Bit>,
+    /// Side band: the operand class's result.
+    special22: Delay<Bits<16>>,
+    /// Side band: h to the output.
+    h23: Delay<Bits<32>>,
+    /// Side band: valid to the output.
+    valid23: Delay<Bit>,
+    r_sub: Reg<Bits<32>>,
+    r_y: Reg<Bits<32>>,
+    r_slope: Reg<Bits<32>>,
+    r_neg_x: Reg<Bits<32>>,
+    r_d: Reg<Bits<32>>,
+    r_p: Reg<Bits<32>>,
+    r_s: Reg<Bits<32>>,
+    r_silu: Reg<Bits<32>>,
+    r_h: Reg<Bits<32>>,
+    r_prod: Reg<Bits<32>>,
+    r_special: Reg<Bit>,
+    r_a: Reg<Bits<16>>,
     sixteen: Constant<Bits<32>>,
     exp_mask: Constant<Bits<32>>,
     sign_bit: Constant<Bits<32>>,
@@ -176,71 +207,56 @@ impl Default for SwigluLane {
             h: Default::default(),
             a: Default::default(),
             invalid: Default::default(),
-            add16: Default::default(),
-            add_d: Default::default(),
+            add16: Fp32AddPipe::new(ADD_PIPE),
+            add_d: Fp32AddPipe::new(ADD_PIPE),
             mul_p: Default::default(),
-            add_s: Default::default(),
+            add_s: Fp32AddPipe::new(ADD_PIPE),
             mul_silu: Default::default(),
             mul_h: Default::default(),
-            operand: Default::default(),
+            mul_wh: Default::default(),
+            classes: Default::default(),
+            to_fp16: Default::default(),
             rom_y: segment_rom(|i| table[i].0),
             rom_slope: segment_rom(|i| table[i].1),
             // -x_i, the spec's `SIGMOID_LO + i / 8` (exact in f32), negated.
             rom_neg_x: segment_rom(|i| -(SIGMOID_LO + i as f32 / 8.0)),
+            lo: Default::default(),
+            hi: Default::default(),
+            inv: Default::default(),
             sub_lo: Default::default(),
             sub_hi: Default::default(),
             sub_exp: Default::default(),
             top9: Default::default(),
             index: Default::default(),
             address: Default::default(),
-            s1_valid: Default::default(),
-            s1_sub: Default::default(),
-            s1_x: Default::default(),
-            s1_up: Default::default(),
-            s1_w: Default::default(),
-            s1_lo: Default::default(),
-            s1_hi: Default::default(),
-            s1_inv: Default::default(),
-            s2_valid: Default::default(),
-            s2_d: Default::default(),
-            s2_x: Default::default(),
-            s2_y: Default::default(),
-            s2_slope: Default::default(),
-            s2_up: Default::default(),
-            s2_w: Default::default(),
-            s2_lo: Default::default(),
-            s2_hi: Default::default(),
-            s2_inv: Default::default(),
-            s3_valid: Default::default(),
-            s3_p: Default::default(),
-            s3_x: Default::default(),
-            s3_y: Default::default(),
-            s3_up: Default::default(),
-            s3_w: Default::default(),
-            s3_lo: Default::default(),
-            s3_hi: Default::default(),
-            s3_inv: Default::default(),
-            s4_valid: Default::default(),
-            s4_s: Default::default(),
-            s4_x: Default::default(),
-            s4_up: Default::default(),
-            s4_w: Default::default(),
-            s4_lo: Default::default(),
-            s4_hi: Default::default(),
-            s4_inv: Default::default(),
-            s5_valid: Default::default(),
-            s5_silu: Default::default(),
-            s5_up: Default::default(),
-            s5_w: Default::default(),
-            s5_inv: Default::default(),
-            s6_valid: Default::default(),
-            s6_h: Default::default(),
-            s6_w: Default::default(),
-            s6_inv: Default::default(),
-            s7_valid: Default::default(),
-            s7_h: Default::default(),
-            s7_a: Default::default(),
-            s7_inv: Default::default(),
+            x4: Delay::new(T_D),
+            x13: Delay::new(T_SILU - T_D),
+            x15: Delay::new(SILU_SELECT - T_SILU),
+            lo15: Delay::new(SILU_SELECT),
+            hi15: Delay::new(SILU_SELECT),
+            slope7: Delay::new(T_P - T_D),
+            y10: Delay::new(T_S - T_D),
+            up16: Delay::new(T_H),
+            w19: Delay::new(T_WH),
+            inv9: Delay::new(MUL_P_OUT),
+            inv15: Delay::new(SILU_SELECT - MUL_P_OUT),
+            inv18: Delay::new(MUL_H_OUT - SILU_SELECT),
+            inv23: Delay::new(T_OUT - MUL_H_OUT),
+            special22: Delay::new(T_A - T_WH),
+            h23: Delay::new(T_OUT - T_WH),
+            valid23: Delay::new(T_OUT),
+            r_sub: Default::default(),
+            r_y: Default::default(),
+            r_slope: Default::default(),
+            r_neg_x: Default::default(),
+            r_d: Default::default(),
+            r_p: Default::default(),
+            r_s: Default::default(),
+            r_silu: Default::default(),
+            r_h: Default::default(),
+            r_prod: Default::default(),
+            r_special: Default::default(),
+            r_a: Default::default(),
             sixteen: constant((-SIGMOID_LO).to_bits() as u64),
             exp_mask: constant(0x7f80_0000),
             sign_bit: constant(0x8000_0000),
@@ -265,121 +281,98 @@ impl Default for SwigluLane {
 impl Logic for SwigluLane {
     #[hdl_gen]
     fn update(&mut self) {
-        self.s1_valid.clock.next = self.clock.val();
-        self.s1_valid.reset.next = self.reset.val();
-        self.s1_sub.clock.next = self.clock.val();
-        self.s1_sub.reset.next = self.reset.val();
-        self.s1_x.clock.next = self.clock.val();
-        self.s1_x.reset.next = self.reset.val();
-        self.s1_up.clock.next = self.clock.val();
-        self.s1_up.reset.next = self.reset.val();
-        self.s1_w.clock.next = self.clock.val();
-        self.s1_w.reset.next = self.reset.val();
-        self.s1_lo.clock.next = self.clock.val();
-        self.s1_lo.reset.next = self.reset.val();
-        self.s1_hi.clock.next = self.clock.val();
-        self.s1_hi.reset.next = self.reset.val();
-        self.s1_inv.clock.next = self.clock.val();
-        self.s1_inv.reset.next = self.reset.val();
-        self.s2_valid.clock.next = self.clock.val();
-        self.s2_valid.reset.next = self.reset.val();
-        self.s2_d.clock.next = self.clock.val();
-        self.s2_d.reset.next = self.reset.val();
-        self.s2_x.clock.next = self.clock.val();
-        self.s2_x.reset.next = self.reset.val();
-        self.s2_y.clock.next = self.clock.val();
-        self.s2_y.reset.next = self.reset.val();
-        self.s2_slope.clock.next = self.clock.val();
-        self.s2_slope.reset.next = self.reset.val();
-        self.s2_up.clock.next = self.clock.val();
-        self.s2_up.reset.next = self.reset.val();
-        self.s2_w.clock.next = self.clock.val();
-        self.s2_w.reset.next = self.reset.val();
-        self.s2_lo.clock.next = self.clock.val();
-        self.s2_lo.reset.next = self.reset.val();
-        self.s2_hi.clock.next = self.clock.val();
-        self.s2_hi.reset.next = self.reset.val();
-        self.s2_inv.clock.next = self.clock.val();
-        self.s2_inv.reset.next = self.reset.val();
-        self.s3_valid.clock.next = self.clock.val();
-        self.s3_valid.reset.next = self.reset.val();
-        self.s3_p.clock.next = self.clock.val();
-        self.s3_p.reset.next = self.reset.val();
-        self.s3_x.clock.next = self.clock.val();
-        self.s3_x.reset.next = self.reset.val();
-        self.s3_y.clock.next = self.clock.val();
-        self.s3_y.reset.next = self.reset.val();
-        self.s3_up.clock.next = self.clock.val();
-        self.s3_up.reset.next = self.reset.val();
-        self.s3_w.clock.next = self.clock.val();
-        self.s3_w.reset.next = self.reset.val();
-        self.s3_lo.clock.next = self.clock.val();
-        self.s3_lo.reset.next = self.reset.val();
-        self.s3_hi.clock.next = self.clock.val();
-        self.s3_hi.reset.next = self.reset.val();
-        self.s3_inv.clock.next = self.clock.val();
-        self.s3_inv.reset.next = self.reset.val();
-        self.s4_valid.clock.next = self.clock.val();
-        self.s4_valid.reset.next = self.reset.val();
-        self.s4_s.clock.next = self.clock.val();
-        self.s4_s.reset.next = self.reset.val();
-        self.s4_x.clock.next = self.clock.val();
-        self.s4_x.reset.next = self.reset.val();
-        self.s4_up.clock.next = self.clock.val();
-        self.s4_up.reset.next = self.reset.val();
-        self.s4_w.clock.next = self.clock.val();
-        self.s4_w.reset.next = self.reset.val();
-        self.s4_lo.clock.next = self.clock.val();
-        self.s4_lo.reset.next = self.reset.val();
-        self.s4_hi.clock.next = self.clock.val();
-        self.s4_hi.reset.next = self.reset.val();
-        self.s4_inv.clock.next = self.clock.val();
-        self.s4_inv.reset.next = self.reset.val();
-        self.s5_valid.clock.next = self.clock.val();
-        self.s5_valid.reset.next = self.reset.val();
-        self.s5_silu.clock.next = self.clock.val();
-        self.s5_silu.reset.next = self.reset.val();
-        self.s5_up.clock.next = self.clock.val();
-        self.s5_up.reset.next = self.reset.val();
-        self.s5_w.clock.next = self.clock.val();
-        self.s5_w.reset.next = self.reset.val();
-        self.s5_inv.clock.next = self.clock.val();
-        self.s5_inv.reset.next = self.reset.val();
-        self.s6_valid.clock.next = self.clock.val();
-        self.s6_valid.reset.next = self.reset.val();
-        self.s6_h.clock.next = self.clock.val();
-        self.s6_h.reset.next = self.reset.val();
-        self.s6_w.clock.next = self.clock.val();
-        self.s6_w.reset.next = self.reset.val();
-        self.s6_inv.clock.next = self.clock.val();
-        self.s6_inv.reset.next = self.reset.val();
-        self.s7_valid.clock.next = self.clock.val();
-        self.s7_valid.reset.next = self.reset.val();
-        self.s7_h.clock.next = self.clock.val();
-        self.s7_h.reset.next = self.reset.val();
-        self.s7_a.clock.next = self.clock.val();
-        self.s7_a.reset.next = self.reset.val();
-        self.s7_inv.clock.next = self.clock.val();
-        self.s7_inv.reset.next = self.reset.val();
-        // S0: x + 16; the range checks; the operands' classes.
+        self.x4.clock.next = self.clock.val();
+        self.x4.reset.next = self.reset.val();
+        self.x13.clock.next = self.clock.val();
+        self.x13.reset.next = self.reset.val();
+        self.x15.clock.next = self.clock.val();
+        self.x15.reset.next = self.reset.val();
+        self.lo15.clock.next = self.clock.val();
+        self.lo15.reset.next = self.reset.val();
+        self.hi15.clock.next = self.clock.val();
+        self.hi15.reset.next = self.reset.val();
+        self.slope7.clock.next = self.clock.val();
+        self.slope7.reset.next = self.reset.val();
+        self.y10.clock.next = self.clock.val();
+        self.y10.reset.next = self.reset.val();
+        self.up16.clock.next = self.clock.val();
+        self.up16.reset.next = self.reset.val();
+        self.w19.clock.next = self.clock.val();
+        self.w19.reset.next = self.reset.val();
+        self.inv9.clock.next = self.clock.val();
+        self.inv9.reset.next = self.reset.val();
+        self.inv15.clock.next = self.clock.val();
+        self.inv15.reset.next = self.reset.val();
+        self.inv18.clock.next = self.clock.val();
+        self.inv18.reset.next = self.reset.val();
+        self.inv23.clock.next = self.clock.val();
+        self.inv23.reset.next = self.reset.val();
+        self.special22.clock.next = self.clock.val();
+        self.special22.reset.next = self.reset.val();
+        self.h23.clock.next = self.clock.val();
+        self.h23.reset.next = self.reset.val();
+        self.valid23.clock.next = self.clock.val();
+        self.valid23.reset.next = self.reset.val();
+        self.r_sub.clock.next = self.clock.val();
+        self.r_sub.reset.next = self.reset.val();
+        self.r_y.clock.next = self.clock.val();
+        self.r_y.reset.next = self.reset.val();
+        self.r_slope.clock.next = self.clock.val();
+        self.r_slope.reset.next = self.reset.val();
+        self.r_neg_x.clock.next = self.clock.val();
+        self.r_neg_x.reset.next = self.reset.val();
+        self.r_d.clock.next = self.clock.val();
+        self.r_d.reset.next = self.reset.val();
+        self.r_p.clock.next = self.clock.val();
+        self.r_p.reset.next = self.reset.val();
+        self.r_s.clock.next = self.clock.val();
+        self.r_s.reset.next = self.reset.val();
+        self.r_silu.clock.next = self.clock.val();
+        self.r_silu.reset.next = self.reset.val();
+        self.r_h.clock.next = self.clock.val();
+        self.r_h.reset.next = self.reset.val();
+        self.r_special.clock.next = self.clock.val();
+        self.r_special.reset.next = self.reset.val();
+        self.r_prod.clock.next = self.clock.val();
+        self.r_prod.reset.next = self.reset.val();
+        self.r_a.clock.next = self.clock.val();
+        self.r_a.reset.next = self.reset.val();
+        self.add16.clock.next = self.clock.val();
+        self.add16.reset.next = self.reset.val();
+        self.add_d.clock.next = self.clock.val();
+        self.add_d.reset.next = self.reset.val();
+        self.add_s.clock.next = self.clock.val();
+        self.add_s.reset.next = self.reset.val();
+        self.mul_p.clock.next = self.clock.val();
+        self.mul_p.reset.next = self.reset.val();
+        self.mul_silu.clock.next = self.clock.val();
+        self.mul_silu.reset.next = self.reset.val();
+        self.mul_h.clock.next = self.clock.val();
+        self.mul_h.reset.next = self.reset.val();
+        self.mul_wh.clock.next = self.clock.val();
+        self.mul_wh.reset.next = self.reset.val();
+        // Cycle 0: x + 16; the range checks and the operands' classes, into delay lines.
         self.add16.a.next = self.gate.val();
         self.add16.b.next = self.sixteen.val();
-        self.s1_valid.d.next = self.in_valid.val();
-        self.s1_sub.d.next = self.add16.sum.val();
-        self.s1_x.d.next = self.gate.val();
-        self.s1_up.d.next = self.up.val();
-        self.s1_w.d.next = self.weight.val();
-        self.s1_lo.d.next = ((self.gate.val() & self.sign_bit.val()) != self.zero.val())
+        self.lo.next = ((self.gate.val() & self.sign_bit.val()) != self.zero.val())
             && ((self.gate.val() & self.abs_mask.val()) > self.sixteen.val());
-        self.s1_hi.d.next =
+        self.hi.next =
             ((self.gate.val() & self.sign_bit.val()) == self.zero.val()) && (self.gate.val() >= self.sixteen.val());
-        self.s1_inv.d.next = ((self.gate.val() & self.exp_mask.val()) == self.exp_mask.val())
+        self.inv.next = ((self.gate.val() & self.exp_mask.val()) == self.exp_mask.val())
             || ((self.up.val() & self.exp_mask.val()) == self.exp_mask.val())
             || ((self.weight.val() & self.exp_mask.val()) == self.exp_mask.val());
-        // S1: i = floor((x + 16) x 8): the top nine significand bits shifted down by
-        // 132 - exponent (0 below 1/8), clamped to 255; the ROMs; x - x_i.
-        self.sub_lo.next = self.s1_sub.q.val().get_bits::<16>(0);
-        self.sub_hi.next = self.s1_sub.q.val().get_bits::<16>(16);
+        self.valid23.d.next = self.in_valid.val();
+        self.x4.d.next = self.gate.val();
+        self.lo15.d.next = self.lo.val();
+        self.hi15.d.next = self.hi.val();
+        self.up16.d.next = self.up.val();
+        self.w19.d.next = self.weight.val();
+        self.inv9.d.next = self.inv.val();
+        self.r_sub.d.next = self.add16.sum.val();
+        // T_SEG: i = floor((x + 16) x 8): the top nine significand bits shifted down by
+        // 132 - exponent (0 below 1/8), clamped to 255; the ROMs.
+        self.sub_lo.next = self.r_sub.q.val().get_bits::<16>(0);
+        self.sub_hi.next = self.r_sub.q.val().get_bits::<16>(16);
         self.sub_exp.next = (self.sub_hi.val() >> self.k7.val()) & self.exp8.val();
         self.top9.next = (self.hidden9.val() | ((self.sub_hi.val() & self.frac7.val()) << self.k1.val()))
             | (self.sub_lo.val() >> self.k15.val());
@@ -398,72 +391,59 @@ impl Logic for SwigluLane {
         self.rom_y.address.next = self.address.val();
         self.rom_slope.address.next = self.address.val();
         self.rom_neg_x.address.next = self.address.val();
-        self.add_d.a.next = self.s1_x.q.val();
-        self.add_d.b.next = self.rom_neg_x.data.val();
-        self.s2_valid.d.next = self.s1_valid.q.val();
-        self.s2_d.d.next = self.add_d.sum.val();
-        self.s2_x.d.next = self.s1_x.q.val();
-        self.s2_y.d.next = self.rom_y.data.val();
-        self.s2_slope.d.next = self.rom_slope.data.val();
-        self.s2_up.d.next = self.s1_up.q.val();
-        self.s2_w.d.next = self.s1_w.q.val();
-        self.s2_lo.d.next = self.s1_lo.q.val();
-        self.s2_hi.d.next = self.s1_hi.q.val();
-        self.s2_inv.d.next = self.s1_inv.q.val();
-        // S2: (x - x_i) x slope_i.
-        self.mul_p.a.next = self.s2_d.q.val();
-        self.mul_p.b.next = self.s2_slope.q.val();
-        self.s3_valid.d.next = self.s2_valid.q.val();
-        self.s3_p.d.next = self.mul_p.product.val();
-        self.s3_x.d.next = self.s2_x.q.val();
-        self.s3_y.d.next = self.s2_y.q.val();
-        self.s3_up.d.next = self.s2_up.q.val();
-        self.s3_w.d.next = self.s2_w.q.val();
-        self.s3_lo.d.next = self.s2_lo.q.val();
-        self.s3_hi.d.next = self.s2_hi.q.val();
-        self.s3_inv.d.next = self.s2_inv.q.val() || self.mul_p.invalid.val();
-        // S3: the sigmoid, y_i + that.
-        self.add_s.a.next = self.s3_y.q.val();
-        self.add_s.b.next = self.s3_p.q.val();
-        self.s4_valid.d.next = self.s3_valid.q.val();
-        self.s4_s.d.next = self.add_s.sum.val();
-        self.s4_x.d.next = self.s3_x.q.val();
-        self.s4_up.d.next = self.s3_up.q.val();
-        self.s4_w.d.next = self.s3_w.q.val();
-        self.s4_lo.d.next = self.s3_lo.q.val();
-        self.s4_hi.d.next = self.s3_hi.q.val();
-        self.s4_inv.d.next = self.s3_inv.q.val();
-        // S4: silu = x x sigmoid; 0 below the table, x at or above its end.
-        self.mul_silu.a.next = self.s4_x.q.val();
-        self.mul_silu.b.next = self.s4_s.q.val();
-        self.s5_valid.d.next = self.s4_valid.q.val();
-        self.s5_silu.d.next = self.mul_silu.product.val();
-        if self.s4_lo.q.val() {
-            self.s5_silu.d.next = self.zero.val();
+        self.r_y.d.next = self.rom_y.data.val();
+        self.r_slope.d.next = self.rom_slope.data.val();
+        self.r_neg_x.d.next = self.rom_neg_x.data.val();
+        // T_D: x - x_i.
+        self.add_d.a.next = self.x4.q.val();
+        self.add_d.b.next = self.r_neg_x.q.val();
+        self.r_d.d.next = self.add_d.sum.val();
+        self.x13.d.next = self.x4.q.val();
+        self.slope7.d.next = self.r_slope.q.val();
+        self.y10.d.next = self.r_y.q.val();
+        // T_P: (x - x_i) x slope_i.
+        self.mul_p.a.next = self.r_d.q.val();
+        self.mul_p.b.next = self.slope7.q.val();
+        self.r_p.d.next = self.mul_p.product.val();
+        self.inv15.d.next = self.inv9.q.val() || self.mul_p.invalid.val();
+        // T_S: the sigmoid, y_i + that.
+        self.add_s.a.next = self.y10.q.val();
+        self.add_s.b.next = self.r_p.q.val();
+        self.r_s.d.next = self.add_s.sum.val();
+        // T_SILU: x x sigmoid; 0 below the table, x at or above its end.
+        self.mul_silu.a.next = self.x13.q.val();
+        self.mul_silu.b.next = self.r_s.q.val();
+        self.x15.d.next = self.x13.q.val();
+        self.r_silu.d.next = self.mul_silu.product.val();
+        if self.lo15.q.val() {
+            self.r_silu.d.next = self.zero.val();
         }
-        if self.s4_hi.q.val() {
-            self.s5_silu.d.next = self.s4_x.q.val();
+        if self.hi15.q.val() {
+            self.r_silu.d.next = self.x15.q.val();
         }
-        self.s5_up.d.next = self.s4_up.q.val();
-        self.s5_w.d.next = self.s4_w.q.val();
-        self.s5_inv.d.next = self.s4_inv.q.val() || self.mul_silu.invalid.val();
-        // S5: h = silu x up.
-        self.mul_h.a.next = self.s5_silu.q.val();
-        self.mul_h.b.next = self.s5_up.q.val();
-        self.s6_valid.d.next = self.s5_valid.q.val();
-        self.s6_h.d.next = self.mul_h.product.val();
-        self.s6_w.d.next = self.s5_w.q.val();
-        self.s6_inv.d.next = self.s5_inv.q.val() || self.mul_h.invalid.val();
-        // S6: a = fp16(w h).
-        self.operand.w.next = self.s6_w.q.val();
-        self.operand.h.next = self.s6_h.q.val();
-        self.s7_valid.d.next = self.s6_valid.q.val();
-        self.s7_h.d.next = self.s6_h.q.val();
-        self.s7_a.d.next = self.operand.a.val();
-        self.s7_inv.d.next = self.s6_inv.q.val();
-        self.out_valid.next = self.s7_valid.q.val();
-        self.h.next = self.s7_h.q.val();
-        self.a.next = self.s7_a.q.val();
-        self.invalid.next = self.s7_inv.q.val();
+        self.inv18.d.next = self.inv15.q.val() || self.mul_silu.invalid.val();
+        // T_H: h = silu x up.
+        self.mul_h.a.next = self.r_silu.q.val();
+        self.mul_h.b.next = self.up16.q.val();
+        self.r_h.d.next = self.mul_h.product.val();
+        self.inv23.d.next = self.inv18.q.val() || self.mul_h.invalid.val();
+        // T_WH: w h, and its class (a non-finite operand decides the result).
+        self.mul_wh.a.next = self.w19.q.val();
+        self.mul_wh.b.next = self.r_h.q.val();
+        self.classes.w.next = self.w19.q.val();
+        self.classes.h.next = self.r_h.q.val();
+        self.special22.d.next = self.classes.special.val();
+        self.h23.d.next = self.r_h.q.val();
+        self.r_prod.d.next = self.mul_wh.product.val();
+        self.r_special.d.next = self.mul_wh.invalid.val();
+        // T_A: a = fp16(w h), saturating.
+        self.to_fp16.product.next = self.r_prod.q.val();
+        self.to_fp16.special.next = self.special22.q.val();
+        self.to_fp16.is_special.next = self.r_special.q.val();
+        self.r_a.d.next = self.to_fp16.a.val();
+        self.out_valid.next = self.valid23.q.val();
+        self.h.next = self.h23.q.val();
+        self.a.next = self.r_a.q.val();
+        self.invalid.next = self.inv23.q.val();
     }
 }

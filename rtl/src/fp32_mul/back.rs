@@ -1,75 +1,33 @@
-//! `fp32_mul`: an FP32 multiplier, round to nearest even, combinational: the multiplies of the
-//! expert unit's FP32 lanes (a row's token scale, SiLU's segment and product, `w h`,
-//! calibration's `w kappa`).
+//! `fp32_mul::back`: the multiplier's second half: the front's product words
+//! ([`super::HALVES_LAYOUT`]) normalized, rounded to nearest even and packed.
 //!
-//! ```text
-//!            +-----------+
-//!   a[32] -->|           |--> product[32]  a * b rounded to nearest, ties to even (IEEE 754)
-//!   b[32] -->| fp32_mul  |--> invalid      a or b is Inf or NaN
-//!            +-----------+
-//! ```
-//!
-//! Contract: for finite a and b, `product` is the bit pattern of Rust's `a * b` on f32:
-//! subnormal operands and results, signed zeros (the sign is `sign(a) xor sign(b)` always) and
-//! overflow to +-Inf included. For an Inf or NaN operand `invalid` is raised and `product` is
-//! unspecified (as [`crate::fp32_add`]'s: the lanes never compute on non-finite values; the unit
-//! that feeds them reports them).
-//!
-//! How: rust-hdl multiplies 16 x 16 bits only, so each 24-bit significand is split into two
-//! 12-bit halves and the 48-bit product is formed from the four partial products as a pair of
-//! 24-bit words `(h, l)`; a normalizer (24, then 16, 8, 4, 2, 1) moves the leading one to bit 23
-//! of `h`, counting the shifts `z`; the biased exponent is `ea + eb - 126 - z` (kept as
-//! `t = that + 256`, so it is never negative). A normal result rounds from `l` (its top bit
-//! the guard, the rest sticky) by adding the round bit to the packed word (a carry steps the
-//! exponent, and at 255 gives exactly Inf's pattern); an exponent of 255 or more is Inf. A
-//! result below the normal range is shifted right by `1 - e` (at most 25: all further bits are
-//! sticky) by [`crate::sticky_shift::StickyShift`], collecting the bits shifted out, then
-//! rounded the same way.
+//! How: a normalizer (24, then 16, 8, 4, 2, 1) moves the leading one to bit 23 of `h`, counting
+//! the shifts `z`; the biased exponent is `ea + eb - 126 - z` (kept as `t = that + 256`, so it is
+//! never negative). A normal result rounds from `l` (its top bit the guard, the rest sticky) by
+//! adding the round bit to the packed word (a carry steps the exponent, and at 255 gives exactly
+//! Inf's pattern); an exponent of 255 or more is Inf. A result below the normal range is shifted
+//! right by `1 - e` (at most 25: all further bits are sticky) by
+//! [`crate::sticky_shift::StickyShift`], collecting the bits shifted out, then rounded the same
+//! way.
 
+use super::HI_SIGN;
 use crate::sticky_shift::StickyShift;
 use crate::wiring::constant;
 use rust_hdl::prelude::*;
 
-/// The ports of [`Fp32Mul`] when it is a top module.
-pub const PORTS: &[crate::emit::PortDoc] = &[
-    ("a", "FP32 operand, IEEE binary32 bits"),
-    ("b", "FP32 operand, IEEE binary32 bits"),
-    ("product", "a * b rounded to nearest, ties to even, IEEE binary32 bits"),
-    ("invalid", "a or b is Inf or NaN; product is then unspecified"),
-];
-
-/// The FP32 round-to-nearest-even multiplier.
+/// The back half.
 #[derive(LogicBlock)]
-pub struct Fp32Mul {
-    /// FP32 operand (IEEE binary32 bits).
-    pub a: Signal<In, Bits<32>>,
-    /// FP32 operand.
-    pub b: Signal<In, Bits<32>>,
+pub struct Fp32MulBack {
+    /// The front's high word: product bits 47..24, sign, invalid.
+    pub hi: Signal<In, Bits<32>>,
+    /// The front's low word: product bits 23..0.
+    pub lo: Signal<In, Bits<32>>,
+    /// The front's exponent sum.
+    pub exps: Signal<In, Bits<32>>,
     /// The rounded product.
     pub product: Signal<Out, Bits<32>>,
     /// An operand is Inf or NaN.
     pub invalid: Signal<Out, Bit>,
-    // Operand fields: the 16-bit halves of each word, the significands' 12-bit halves, the
-    // exponent fields and effective exponents.
-    a_lo16: Signal<Local, Bits<16>>,
-    a_hi16: Signal<Local, Bits<16>>,
-    b_lo16: Signal<Local, Bits<16>>,
-    b_hi16: Signal<Local, Bits<16>>,
-    ma_lo: Signal<Local, Bits<16>>,
-    ma_hi: Signal<Local, Bits<16>>,
-    mb_lo: Signal<Local, Bits<16>>,
-    mb_hi: Signal<Local, Bits<16>>,
-    ea_f: Signal<Local, Bits<32>>,
-    eb_f: Signal<Local, Bits<32>>,
-    ea: Signal<Local, Bits<32>>,
-    eb: Signal<Local, Bits<32>>,
-    // The partial products and the 48-bit product as (h0, l0).
-    hh: Signal<Local, Bits<32>>,
-    hl: Signal<Local, Bits<32>>,
-    lh: Signal<Local, Bits<32>>,
-    ll: Signal<Local, Bits<32>>,
-    mid: Signal<Local, Bits<32>>,
-    l_full: Signal<Local, Bits<32>>,
     h0: Signal<Local, Bits<32>>,
     l0: Signal<Local, Bits<32>>,
     // The normalizer's stages.
@@ -106,25 +64,17 @@ pub struct Fp32Mul {
     word_s: Signal<Local, Bits<32>>,
     word: Signal<Local, Bits<32>>,
     shift: StickyShift<32>,
-    mask12: Constant<Bits<16>>,
-    mask7: Constant<Bits<16>>,
-    hidden12: Constant<Bits<16>>,
-    k4_16: Constant<Bits<16>>,
-    k12_16: Constant<Bits<16>>,
     zero: Constant<Bits<32>>,
     one: Constant<Bits<32>>,
-    exp8: Constant<Bits<32>>,
     frac23: Constant<Bits<32>>,
-    mask12_32: Constant<Bits<32>>,
     mask24: Constant<Bits<32>>,
-    sign_bit: Constant<Bits<32>>,
+    sign_field: Constant<Bits<32>>,
     inf: Constant<Bits<32>>,
     k1: Constant<Bits<32>>,
     k2: Constant<Bits<32>>,
     k4: Constant<Bits<32>>,
     k7: Constant<Bits<32>>,
     k8: Constant<Bits<32>>,
-    k12: Constant<Bits<32>>,
     k16: Constant<Bits<32>>,
     k20: Constant<Bits<32>>,
     k22: Constant<Bits<32>>,
@@ -143,31 +93,14 @@ pub struct Fp32Mul {
     m7: Constant<Bits<32>>,
 }
 
-impl Default for Fp32Mul {
-    fn default() -> Fp32Mul {
-        Fp32Mul {
-            a: Default::default(),
-            b: Default::default(),
+impl Default for Fp32MulBack {
+    fn default() -> Fp32MulBack {
+        Fp32MulBack {
+            hi: Default::default(),
+            lo: Default::default(),
+            exps: Default::default(),
             product: Default::default(),
             invalid: Default::default(),
-            a_lo16: Default::default(),
-            a_hi16: Default::default(),
-            b_lo16: Default::default(),
-            b_hi16: Default::default(),
-            ma_lo: Default::default(),
-            ma_hi: Default::default(),
-            mb_lo: Default::default(),
-            mb_hi: Default::default(),
-            ea_f: Default::default(),
-            eb_f: Default::default(),
-            ea: Default::default(),
-            eb: Default::default(),
-            hh: Default::default(),
-            hl: Default::default(),
-            lh: Default::default(),
-            ll: Default::default(),
-            mid: Default::default(),
-            l_full: Default::default(),
             h0: Default::default(),
             l0: Default::default(),
             h1: Default::default(),
@@ -202,25 +135,17 @@ impl Default for Fp32Mul {
             word_s: Default::default(),
             word: Default::default(),
             shift: StickyShift::new(&[16, 8, 4, 2, 1]),
-            mask12: constant(0x0fff),
-            mask7: constant(0x007f),
-            hidden12: constant(0x0800),
-            k4_16: constant(4),
-            k12_16: constant(12),
             zero: constant(0),
             one: constant(1),
-            exp8: constant(0xff),
             frac23: constant(0x7f_ffff),
-            mask12_32: constant(0xfff),
             mask24: constant(0xff_ffff),
-            sign_bit: constant(0x8000_0000),
+            sign_field: constant(1 << HI_SIGN),
             inf: constant(0x7f80_0000),
             k1: constant(1),
             k2: constant(2),
             k4: constant(4),
             k7: constant(7),
             k8: constant(8),
-            k12: constant(12),
             k16: constant(16),
             k20: constant(20),
             k22: constant(22),
@@ -241,46 +166,13 @@ impl Default for Fp32Mul {
     }
 }
 
-impl Logic for Fp32Mul {
+impl Logic for Fp32MulBack {
     #[hdl_gen]
     fn update(&mut self) {
-        // Fields. A significand's halves: bits 11..0 and 23..12 (the hidden one at bit 11 of the
-        // high half unless the exponent field is 0: then the exponent is 1).
-        self.a_lo16.next = self.a.val().get_bits::<16>(0);
-        self.a_hi16.next = self.a.val().get_bits::<16>(16);
-        self.b_lo16.next = self.b.val().get_bits::<16>(0);
-        self.b_hi16.next = self.b.val().get_bits::<16>(16);
-        self.ea_f.next = (self.a.val() >> self.k23.val()) & self.exp8.val();
-        self.eb_f.next = (self.b.val() >> self.k23.val()) & self.exp8.val();
-        self.invalid.next = (self.ea_f.val() == self.exp8.val()) || (self.eb_f.val() == self.exp8.val());
-        self.ma_lo.next = self.a_lo16.val() & self.mask12.val();
-        self.mb_lo.next = self.b_lo16.val() & self.mask12.val();
-        self.ma_hi.next =
-            (self.a_lo16.val() >> self.k12_16.val()) | ((self.a_hi16.val() & self.mask7.val()) << self.k4_16.val());
-        self.mb_hi.next =
-            (self.b_lo16.val() >> self.k12_16.val()) | ((self.b_hi16.val() & self.mask7.val()) << self.k4_16.val());
-        self.ea.next = self.ea_f.val();
-        if self.ea_f.val() == self.zero.val() {
-            self.ea.next = self.one.val();
-        } else {
-            self.ma_hi.next = self.ma_hi.val() | self.hidden12.val();
-        }
-        self.eb.next = self.eb_f.val();
-        if self.eb_f.val() == self.zero.val() {
-            self.eb.next = self.one.val();
-        } else {
-            self.mb_hi.next = self.mb_hi.val() | self.hidden12.val();
-        }
-        // The 48-bit product as h0 x 2^24 + l0, both below 2^24.
-        self.hh.next = self.ma_hi.val() * self.mb_hi.val();
-        self.hl.next = self.ma_hi.val() * self.mb_lo.val();
-        self.lh.next = self.ma_lo.val() * self.mb_hi.val();
-        self.ll.next = self.ma_lo.val() * self.mb_lo.val();
-        self.mid.next = self.hl.val() + self.lh.val();
-        self.l_full.next = self.ll.val() + ((self.mid.val() & self.mask12_32.val()) << self.k12.val());
-        self.h0.next = (self.hh.val() + (self.mid.val() >> self.k12.val())) + (self.l_full.val() >> self.k24.val());
-        self.l0.next = self.l_full.val() & self.mask24.val();
-        // Normalize: the leading one to bit 23 of h, z the shifts (24 when h is empty).
+        self.h0.next = self.hi.val() & self.mask24.val();
+        self.l0.next = self.lo.val() & self.mask24.val();
+        self.invalid.next = self.hi.val().get_bit(25); // HI_INVALID (hdl_gen takes a literal)
+                                                       // Normalize: the leading one to bit 23 of h, z the shifts (24 when h is empty).
         self.h1.next = self.h0.val();
         self.l1.next = self.l0.val();
         self.z1.next = self.zero.val();
@@ -330,7 +222,7 @@ impl Logic for Fp32Mul {
             self.z6.next = self.z5.val() + self.k1.val();
         }
         // t = biased exponent + 256 = ea + eb - 126 - z + 256 (ea, eb >= 1, z <= 47: t > 0).
-        self.t.next = ((self.ea.val() + self.eb.val()) + self.k130.val()) - self.z6.val();
+        self.t.next = (self.exps.val() + self.k130.val()) - self.z6.val();
         self.e.next = self.t.val() - self.k256.val();
         // Normal: h's 24 bits kept, l's top bit the guard, the rest sticky.
         self.word_n.next = (self.e.val() << self.k23.val()) | (self.h6.val() & self.frac23.val());
@@ -372,6 +264,7 @@ impl Logic for Fp32Mul {
         if (self.h0.val() == self.zero.val()) && (self.l0.val() == self.zero.val()) {
             self.word.next = self.zero.val();
         }
-        self.product.next = self.word.val() | ((self.a.val() ^ self.b.val()) & self.sign_bit.val());
+        // The sign from the front's bit, moved to bit 31.
+        self.product.next = self.word.val() | ((self.hi.val() & self.sign_field.val()) << self.k7.val());
     }
 }
