@@ -42,6 +42,7 @@ pub mod emit;
 pub mod expert_unit;
 pub mod fp16_mul;
 pub mod fp32_add;
+pub mod fp32_div;
 pub mod fp32_mul;
 pub mod memory;
 pub mod normalize;
@@ -86,6 +87,7 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
         )?,
         emit("lacuna_fp32_mul", fp32_mul::Fp32Mul::default(), fp32_mul::PORTS)?,
         emit("lacuna_fp32_mul_pipe", fp32_mul::Fp32MulPipe::default(), fp32_mul::PIPE_PORTS)?,
+        emit("lacuna_fp32_div", fp32_div::Fp32Div::default(), fp32_div::PORTS)?,
         emit("lacuna_group_dot", group_dot::GroupDot::default(), group_dot::PORTS)?,
         emit("lacuna_group_scale", group_scale::GroupScale::default(), group_scale::PORTS)?,
         emit("lacuna_dot_unit", dot_unit::DotUnit::default(), dot_unit::PORTS)?,

@@ -377,3 +377,81 @@ fn the_pipelined_multiplier_multiplies_a_new_pair_every_cycle_as_f32_does() {
     let n = pairs.len();
     assert_eq!(check_mul_pipelined(&pairs), n);
 }
+
+/// Pairs through the iterative divider (`lacuna_fp32_div`), one after another: each quotient
+/// must come `LATENCY` cycles after its start, with `busy` in between, bit for bit Rust's
+/// `a / b`, and `invalid` exactly for a non-finite operand or a zero divisor. Returns the pairs
+/// checked and how many quotients were subnormal and how many overflowed.
+fn check_div(pairs: impl Iterator<Item = (u32, u32)>) -> (usize, usize, usize) {
+    use lacuna_rtl::fp32_div::LATENCY;
+    use lacuna_testbench::model::Verilated;
+    let mut m = Verilated::new("lacuna_fp32_div").expect("this test needs the RTL built (Verilator)");
+    let p = |n: &str| m.port(n).unwrap();
+    let (a, b, start, reset) = (p("a"), p("b"), p("start"), p("reset"));
+    let (busy, done, quotient, invalid) = (p("busy"), p("done"), p("quotient"), p("invalid"));
+    m.set(reset, 1);
+    m.cycle();
+    m.set(reset, 0);
+    let (mut n, mut subnormal, mut overflow) = (0, 0, 0);
+    for (x, y) in pairs {
+        m.set(a, x as u64);
+        m.set(b, y as u64);
+        m.set(start, 1);
+        m.cycle();
+        // The operands change while it works: the unit must have taken them at its start.
+        m.set(start, 0);
+        m.set(a, !x as u64);
+        m.set(b, !y as u64);
+        // (`cycle` reads the outputs of the cycle it runs, before its clock edge.)
+        for t in 1..LATENCY {
+            m.cycle();
+            assert!(m.get(busy) == 1 && m.get(done) == 0, "{x:#010x} / {y:#010x}: cycle {t} of {LATENCY}");
+        }
+        m.cycle();
+        assert!(m.get(done) == 1 && m.get(busy) == 0, "{x:#010x} / {y:#010x}: no quotient after {LATENCY} cycles");
+        let (fx, fy) = (f32::from_bits(x), f32::from_bits(y));
+        let valid = fx.is_finite() && fy.is_finite() && fy != 0.0;
+        assert_eq!(m.get(invalid) != 0, !valid, "fp32_div invalid for {x:#010x} / {y:#010x}");
+        if valid {
+            let (got, want) = (m.get(quotient) as u32, (fx / fy).to_bits());
+            assert_eq!(
+                got, want,
+                "fp32_div {x:#010x} / {y:#010x} ({fx:e} / {fy:e}): rtl {got:#010x}, f32 {want:#010x}"
+            );
+            subnormal += (want & 0x7f80_0000 == 0 && want & 0x7f_ffff != 0) as usize;
+            overflow += (want & 0x7fff_ffff == 0x7f80_0000) as usize;
+        }
+        n += 1;
+    }
+    (n, subnormal, overflow)
+}
+
+#[test]
+fn the_divider_divides_edge_cases_random_patterns_and_quotients_at_both_ends_of_the_range_as_f32_does() {
+    let edges = fp32_edges();
+    let mut pairs: Vec<(u32, u32)> = edges.iter().flat_map(|&x| edges.iter().map(move |&y| (x, y))).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(0x646976);
+    pairs.extend((0..400_000).map(|_| (rng.random::<u32>(), rng.random::<u32>())));
+    // Exponent fields whose difference puts the quotient below the normal range (subnormal
+    // results, their ties, underflow to zero) or above it (overflow to Inf, rounding into it).
+    for _ in 0..200_000 {
+        let ea: i32 = rng.random_range(0..=254);
+        let eb = match rng.random_bool(0.5) {
+            true => ea + 127 + rng.random_range(-30..30),
+            false => ea - 128 + rng.random_range(-30..30),
+        }
+        .clamp(0, 254);
+        let field = |rng: &mut ChaCha8Rng, e: i32| (rng.random::<u32>() & 0x807f_ffff) | (e as u32) << 23;
+        pairs.push((field(&mut rng, ea), field(&mut rng, eb)));
+    }
+    // The token quantization's divisions: 127 / amax and amax / 127 over the activations' range.
+    for _ in 0..50_000 {
+        let amax = f32::from_bits((rng.random::<u32>() & 0x7f_ffff) | rng.random_range(100..160u32) << 23);
+        pairs.push((127f32.to_bits(), amax.to_bits()));
+        pairs.push((amax.to_bits(), 127f32.to_bits()));
+    }
+    let total = pairs.len();
+    let (n, subnormal, overflow) = check_div(pairs.into_iter());
+    assert_eq!(n, total);
+    assert!(subnormal > 10_000 && overflow > 10_000, "{subnormal} subnormal and {overflow} overflowing quotients");
+}
