@@ -24,9 +24,10 @@
 //! `overrun` with the first such row (a malformed stream).
 //!
 //! Where the sums are formed: D1 holds the inclusive prefix of the increments over the whole
-//! slice (the document's in-lane prefixes plus lane scan, computed as one chain here; the split
-//! only shortens the critical path), D2 adds the column base, D3 holds the rows. The timing, which
-//! is what the model fixes, is the same.
+//! slice (the document's in-lane prefixes plus lane scan, computed here as one Kogge-Stone
+//! prefix over the slice: log2(entries) levels of adds, since 2026-12-07 (a chain of adds was
+//! 148 FO4 on `edge`'s 32 entries)), D2 adds the column base, D3 holds the rows. The timing,
+//! which is what the model fixes, is the same.
 //!
 //! The products begin here too (issue 19): the D1 -> D2 transfer runs the front half of each
 //! entry's FP16 x FP16 multiply (`fp16_mul::Fp16MulFront`: the significand product, exponent sum,
@@ -136,7 +137,15 @@ pub struct RlcDecoder {
     d1_free: Signal<Local, Bit>,
     accept: Signal<Local, Bit>,
     inc: Vec<Signal<Local, Bits<16>>>,
-    pre: Vec<Signal<Local, Bits<16>>>,
+    // The prefix's levels (Kogge-Stone: level k adds the value 2^(k-1) entries back); seven
+    // cover the 127 entries `Arch::rtl_fit` allows, the levels past log2(entries) only copy.
+    ks1: Vec<Signal<Local, Bits<16>>>,
+    ks2: Vec<Signal<Local, Bits<16>>>,
+    ks3: Vec<Signal<Local, Bits<16>>>,
+    ks4: Vec<Signal<Local, Bits<16>>>,
+    ks5: Vec<Signal<Local, Bits<16>>>,
+    ks6: Vec<Signal<Local, Bits<16>>>,
+    ks7: Vec<Signal<Local, Bits<16>>>,
     base: Signal<Local, Bits<32>>,
     total: Signal<Local, Bits<32>>,
     row: Vec<Signal<Local, Bits<32>>>,
@@ -219,7 +228,13 @@ impl RlcDecoder {
             d1_free: Default::default(),
             accept: Default::default(),
             inc: many(entries),
-            pre: many(entries + 1),
+            ks1: many(entries),
+            ks2: many(entries),
+            ks3: many(entries),
+            ks4: many(entries),
+            ks5: many(entries),
+            ks6: many(entries),
+            ks7: many(entries),
             base: Default::default(),
             total: Default::default(),
             row: many(entries),
@@ -406,13 +421,66 @@ impl Logic for RlcDecoder {
         // once, this cycle's overrun included.
         self.in_ready.next = self.d1_free.val() && !self.halt.val() && !self.overrun.val();
         self.accept.next = self.in_ready.val() && self.in_valid.val();
-        self.pre[0].next = self.zero16.val();
         for e in 0..self.inc.len() {
             self.inc[e].next = self.zero16.val();
             if (self.idx8[e].val() >= self.in_lo.val()) && (self.idx8[e].val() < self.in_hi.val()) {
                 self.inc[e].next = (self.in_run[e].val() & self.nibble.val()) + self.one16.val();
             }
-            self.pre[e + 1].next = self.pre[e].val() + self.inc[e].val();
+        }
+        // The inclusive prefix in log2(entries) levels of adds (a chain of 32 adds was 148 FO4
+        // on `edge`; the sums are the chain's, the increments being non-negative integers).
+        for e in 0..self.inc.len() {
+            self.ks1[e].next = self.inc[e].val();
+        }
+        for e in 1..self.inc.len() {
+            self.ks1[e].next = self.inc[e].val() + self.inc[e - 1].val();
+        }
+        for e in 0..self.inc.len() {
+            self.ks2[e].next = self.ks1[e].val();
+        }
+        for e in 2..self.inc.len() {
+            self.ks2[e].next = self.ks1[e].val() + self.ks1[e - 2].val();
+        }
+        for e in 0..self.inc.len() {
+            self.ks3[e].next = self.ks2[e].val();
+        }
+        for e in 4..self.inc.len() {
+            self.ks3[e].next = self.ks2[e].val() + self.ks2[e - 4].val();
+        }
+        for e in 0..self.inc.len() {
+            self.ks4[e].next = self.ks3[e].val();
+        }
+        for e in 8..self.inc.len() {
+            self.ks4[e].next = self.ks3[e].val() + self.ks3[e - 8].val();
+        }
+        for e in 0..self.inc.len() {
+            self.ks5[e].next = self.ks4[e].val();
+        }
+        for e in 16..self.inc.len() {
+            self.ks5[e].next = self.ks4[e].val() + self.ks4[e - 16].val();
+        }
+        for e in 0..self.inc.len() {
+            self.ks6[e].next = self.ks5[e].val();
+        }
+        for e in 32..self.inc.len() {
+            self.ks6[e].next = self.ks5[e].val() + self.ks5[e - 32].val();
+        }
+        for e in 0..self.inc.len() {
+            self.ks7[e].next = self.ks6[e].val();
+        }
+        for e in 64..self.inc.len() {
+            self.ks7[e].next = self.ks6[e].val() + self.ks6[e - 64].val();
+        }
+        // D1's contents load whenever D1 is free; they count only once accepted (`d1_valid`),
+        // so the acceptance (which waits on this cycle's overrun in D2) drives one register,
+        // not every entry's.
+        if self.d1_free.val() {
+            for e in 0..self.d1_mask.len() {
+                self.d1_mask[e].d.next =
+                    (self.idx8[e].val() >= self.in_lo.val()) && (self.idx8[e].val() < self.in_hi.val());
+                self.d1_value[e].d.next = self.in_value[e].val();
+                self.d1_pre[e].d.next = self.ks7[e].val();
+            }
         }
         if self.accept.val() {
             self.d1_valid.d.next = true;
@@ -422,12 +490,6 @@ impl Logic for RlcDecoder {
             self.d1_first.d.next = self.in_first.val();
             self.d1_x.d.next = self.in_x.val();
             self.d1_rows.d.next = self.in_rows.val();
-            for e in 0..self.d1_mask.len() {
-                self.d1_mask[e].d.next =
-                    (self.idx8[e].val() >= self.in_lo.val()) && (self.idx8[e].val() < self.in_hi.val());
-                self.d1_value[e].d.next = self.in_value[e].val();
-                self.d1_pre[e].d.next = self.pre[e + 1].val();
-            }
         }
     }
 }
