@@ -32,6 +32,7 @@
 //! `ea - eb + 253`): one rounding block for both units.
 
 use crate::fp32_mul::back::Fp32MulBack;
+use crate::fp32_mul::{HI_INVALID, HI_SIGN};
 use crate::normalize::Normalize;
 use crate::reg::Reg;
 use crate::wiring::constant;
@@ -42,6 +43,7 @@ pub const QUOTIENT_BITS: u64 = 27;
 
 /// Cycles from `start` to `done`: the unpacking cycle, the quotient bits, the rounding cycle.
 pub const LATENCY: u64 = QUOTIENT_BITS + 2;
+const _: () = assert!(LATENCY == 29, "PORTS says 29");
 
 /// The ports of [`Fp32Div`] when it is a top module.
 pub const PORTS: &[crate::emit::PortDoc] = &[
@@ -106,7 +108,7 @@ pub struct Fp32Div {
     bias: Constant<Bits<32>>,
     bits: Constant<Bits<32>>,
     k3: Constant<Bits<32>>,
-    k7: Constant<Bits<32>>,
+    k_sign: Constant<Bits<32>>,
     k8: Constant<Bits<32>>,
     k21: Constant<Bits<32>>,
     k23: Constant<Bits<32>>,
@@ -147,9 +149,9 @@ impl Default for Fp32Div {
             frac23: constant(0x7f_ffff),
             hidden: constant(0x80_0000),
             abs_mask: constant(0x7fff_ffff),
-            // The back third's `hi` word: sign at bit 24, invalid at bit 25.
-            sign_field: constant(1 << 24),
-            invalid_field: constant(1 << 25),
+            // The back third's `hi` word: its sign and invalid bits.
+            sign_field: constant(1 << HI_SIGN),
+            invalid_field: constant(1 << HI_INVALID),
             low3: constant(0x7),
             // The back third's biased exponent is exps - 126 - z for a leading one at bit 23 of
             // its high word weighing 2^1 (a product); a quotient's weighs 2^0 and its biased
@@ -157,7 +159,7 @@ impl Default for Fp32Div {
             bias: constant(253),
             bits: constant(QUOTIENT_BITS),
             k3: constant(3),
-            k7: constant(7),
+            k_sign: constant(31 - HI_SIGN),
             k8: constant(8),
             k21: constant(21),
             k23: constant(23),
@@ -216,7 +218,8 @@ impl Logic for Fp32Div {
         } else {
             self.norm_b.w.next = ((self.b.val() & self.frac23.val()) | self.hidden.val()) << self.k8.val();
         }
-        self.flags.next = ((self.a.val() ^ self.b.val()) >> self.k7.val()) & self.sign_field.val();
+        // The operands' sign bit (31) moved to HI_SIGN.
+        self.flags.next = ((self.a.val() ^ self.b.val()) >> self.k_sign.val()) & self.sign_field.val();
         if (self.ea_f.val() == self.exp8.val())
             || (self.eb_f.val() == self.exp8.val())
             || ((self.b.val() & self.abs_mask.val()) == self.zero.val())

@@ -1,5 +1,6 @@
 //! `normalize`: the leading-zero normalizer shared by the FP units whose exact result is one
-//! 32-bit word (`fp16_mul`, the expert unit's `group_scale`), combinational.
+//! 32-bit word (`fp16_mul`, the expert unit's `group_scale`) and by the divider's operands
+//! (`fp32_div`), combinational.
 //!
 //! ```text
 //!              +-----------+
@@ -10,8 +11,9 @@
 //!
 //! Contract: for `w != 0`, `w_out = w << s` and `e_out = e - s` with `s` the count of leading
 //! zeros of `w` (so bit 31 of `w_out` is set); for `w = 0`, `w_out = 0` and `e_out = e - 31`
-//! (the users replace a zero result themselves). `e` is modulo 2^32 (the users keep it
-//! positive).
+//! (the users replace a zero result themselves). `e` is modulo 2^32: `fp16_mul` and
+//! `group_scale` keep it positive; `fp32_div`'s may wrap (a subnormal operand's 1 - 23), which
+//! its exponent difference, also taken modulo 2^32, absorbs.
 //!
 //! How: five stages that shift by 16, 8, 4, 2 and 1 when the top bits they test are all zero,
 //! each taking its shift off the exponent.

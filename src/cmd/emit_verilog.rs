@@ -53,7 +53,8 @@ struct Manifest {
     version: u32,
     arch: String,
     arch_hash: String,
-    /// The top module of the whole core (its ports: the job interface and the memory port).
+    /// The top module of the whole core (its ports: the job interface and the memory port);
+    /// with `--block`, among `blocks` only if named.
     top: String,
     blocks: Vec<BlockEntry>,
 }

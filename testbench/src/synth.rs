@@ -162,8 +162,8 @@ pub fn synthesize(module: &str, files: &[PathBuf], work: &Path, depth: Depth) ->
             // 1,911 read multiplexers of `act_path`'s activation SRAM unbuffered (35 ns on that
             // one net). Driven by the library's smallest inverter (weaker than OSU's DFFPOSX1
             // output: 1.7 against 0.96 ns/pF in the tables), ABC builds the buffer trees a
-            // resizer would: `act_path` fell from 454 to 51 FO4, `chunk_fetch` 223 to 71,
-            // `drain` 134 to 63, and the blocks without such nets moved by a few FO4.
+            // resizer would: `act_path` fell from 454 to 52.5 FO4, `chunk_fetch` 223 to 76.3,
+            // `drain` 134 to 65.0, and the blocks without such nets moved by a few FO4.
             let abc = work.join(format!("{module}.abc"));
             let constr = work.join(format!("{module}.constr"));
             std::fs::write(&constr, format!("set_driving_cell {}\n", library.inverter))?;

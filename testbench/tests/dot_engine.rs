@@ -397,6 +397,21 @@ fn a_dot_unit_gives_each_rows_row_dot_nine_cycles_after_its_last_group_two_rows_
     bad.want = None;
     rows.push(bad);
     rows.push(Row::quantized(&Int8Vector::quantize(&[-2.0; 64]).unwrap(), &Int4Vector::quantize(&[0.5; 64]).unwrap()));
+    // A first group whose scaled sum is -0 (a zero sum times a negative scale): the accumulator
+    // starts from +0 + (-0) = +0, as the golden's `0f32 +`; written as it is, it would be -0.
+    // One group, so that nothing after it could turn a wrong -0 back into +0.
+    let mut negative_zero =
+        Row::quantized(&Int8Vector::quantize(&[0.0; 32]).unwrap(), &Int4Vector::quantize(&[0.5; 32]).unwrap());
+    negative_zero.scales[0] = 0xb800; // -0.5
+    negative_zero.token_scale = 1.0;
+    negative_zero.want = Some(0.0f32.to_bits());
+    rows.push(negative_zero);
+    // A non-finite token scale (the final multiply's flag).
+    let mut bad_token =
+        Row::quantized(&Int8Vector::quantize(&[1.0; 64]).unwrap(), &Int4Vector::quantize(&[0.5; 64]).unwrap());
+    bad_token.token_scale = f32::NAN;
+    bad_token.want = None;
+    rows.push(bad_token);
     // Pairs of equal length (a token's gate and up rows) keep the unit busy every cycle.
     let (pairs, rest) = rows.split_at(30);
     assert_eq!(stream_rows(pairs, 0.0, &mut rng), 0, "two interleaved rows of a length: a group every cycle");

@@ -379,7 +379,8 @@ fn the_pipelined_multiplier_multiplies_a_new_pair_every_cycle_as_f32_does() {
 }
 
 /// Pairs through the iterative divider (`lacuna_fp32_div`), one after another: each quotient
-/// must come `LATENCY` cycles after its start, with `busy` in between, bit for bit Rust's
+/// must come `LATENCY` cycles after its start, with `busy` in between (a `start` then is
+/// ignored), bit for bit Rust's
 /// `a / b`, and `invalid` exactly for a non-finite operand or a zero divisor. Returns the pairs
 /// checked and how many quotients were subnormal and how many overflowed.
 fn check_div(pairs: impl Iterator<Item = (u32, u32)>) -> (usize, usize, usize) {
@@ -398,8 +399,9 @@ fn check_div(pairs: impl Iterator<Item = (u32, u32)>) -> (usize, usize, usize) {
         m.set(b, y as u64);
         m.set(start, 1);
         m.cycle();
-        // The operands change while it works: the unit must have taken them at its start.
-        m.set(start, 0);
+        // The operands change while it works, and every other division sees `start` held high
+        // while busy: the unit must have taken its operands at its start and ignore the rest.
+        m.set(start, (n % 2) as u64);
         m.set(a, !x as u64);
         m.set(b, !y as u64);
         // (`cycle` reads the outputs of the cycle it runs, before its clock edge.)
@@ -407,6 +409,7 @@ fn check_div(pairs: impl Iterator<Item = (u32, u32)>) -> (usize, usize, usize) {
             m.cycle();
             assert!(m.get(busy) == 1 && m.get(done) == 0, "{x:#010x} / {y:#010x}: cycle {t} of {LATENCY}");
         }
+        m.set(start, 0);
         m.cycle();
         assert!(m.get(done) == 1 && m.get(busy) == 0, "{x:#010x} / {y:#010x}: no quotient after {LATENCY} cycles");
         let (fx, fy) = (f32::from_bits(x), f32::from_bits(y));

@@ -1,5 +1,6 @@
-//! `fp32_mul::back`: the multiplier's second half: the front's product words
-//! ([`super::HALVES_LAYOUT`]) normalized, rounded to nearest even and packed.
+//! `fp32_mul::back`: the multiplier's last third: the middle's product words
+//! ([`super::THIRDS_LAYOUT`]) normalized, rounded to nearest even and packed (also the
+//! divider's rounding: [`crate::fp32_div`]).
 //!
 //! How: a normalizer (24, then 16, 8, 4, 2, 1) moves the leading one to bit 23 of `h`, counting
 //! the shifts `z`; the biased exponent is `ea + eb - 126 - z` (kept as `t = that + 256`, so it is
@@ -15,14 +16,14 @@ use crate::sticky_shift::StickyShift;
 use crate::wiring::constant;
 use rust_hdl::prelude::*;
 
-/// The back half.
+/// The last third.
 #[derive(LogicBlock)]
 pub struct Fp32MulBack {
-    /// The front's high word: product bits 47..24, sign, invalid.
+    /// The middle's high word: product bits 47..24, sign, invalid.
     pub hi: Signal<In, Bits<32>>,
-    /// The front's low word: product bits 23..0.
+    /// The middle's low word: product bits 23..0.
     pub lo: Signal<In, Bits<32>>,
-    /// The front's exponent sum.
+    /// The middle's exponent sum.
     pub exps: Signal<In, Bits<32>>,
     /// The rounded product.
     pub product: Signal<Out, Bits<32>>,
@@ -171,8 +172,9 @@ impl Logic for Fp32MulBack {
     fn update(&mut self) {
         self.h0.next = self.hi.val() & self.mask24.val();
         self.l0.next = self.lo.val() & self.mask24.val();
-        self.invalid.next = self.hi.val().get_bit(25); // HI_INVALID (hdl_gen takes a literal)
-                                                       // Normalize: the leading one to bit 23 of h, z the shifts (24 when h is empty).
+        // Bit 25 is HI_INVALID (`get_bit` in `hdl_gen` takes a literal).
+        self.invalid.next = self.hi.val().get_bit(25);
+        // Normalize: the leading one to bit 23 of h, z the shifts (24 when h is empty).
         self.h1.next = self.h0.val();
         self.l1.next = self.l0.val();
         self.z1.next = self.zero.val();

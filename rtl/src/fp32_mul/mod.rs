@@ -46,10 +46,10 @@ const INFO_EXPS_MASK: u64 = 0x1ff;
 const INFO_SIGN: u64 = 16;
 /// The invalid bit of the `info` word.
 const INFO_INVALID: u64 = 17;
-/// The sign bit of the `hi` word.
-const HI_SIGN: u64 = 24;
+/// The sign bit of the `hi` word (also the divider's, which uses the back third).
+pub(crate) const HI_SIGN: u64 = 24;
 /// The invalid bit of the `hi` word (`get_bit` in `hdl_gen` takes a literal: `back` writes 25).
-const HI_INVALID: u64 = 25;
+pub(crate) const HI_INVALID: u64 = 25;
 
 /// The ports of [`Fp32Mul`] when it is a top module.
 pub const PORTS: &[crate::emit::PortDoc] = &[
@@ -69,7 +69,7 @@ pub const PIPE_PORTS: &[crate::emit::PortDoc] = &[
     ("invalid", "a or b of two cycles before was Inf or NaN; product is then unspecified"),
 ];
 
-/// The FP32 round-to-nearest-even multiplier, combinational: the halves chained.
+/// The FP32 round-to-nearest-even multiplier, combinational: the thirds chained.
 #[derive(LogicBlock, Default)]
 pub struct Fp32Mul {
     /// FP32 operand (IEEE binary32 bits).
@@ -105,6 +105,7 @@ impl Logic for Fp32Mul {
 
 /// The latency of [`Fp32MulPipe`]: `product` at cycle t + LATENCY is `a * b` of cycle t.
 pub const LATENCY: u64 = 2;
+const _: () = assert!(LATENCY == 2, "PIPE_PORTS says two cycles");
 
 /// The multiplier with a register after its front and after its middle: `product` and `invalid`
 /// at cycle t + [`LATENCY`] are those of `a * b` at cycle t (the back is combinational after the
@@ -120,9 +121,9 @@ pub struct Fp32MulPipe {
     pub a: Signal<In, Bits<32>>,
     /// FP32 operand.
     pub b: Signal<In, Bits<32>>,
-    /// The previous cycle's product, rounded.
+    /// The product of the operands of two cycles before, rounded.
     pub product: Signal<Out, Bits<32>>,
-    /// An operand of the previous cycle was Inf or NaN.
+    /// An operand of two cycles before was Inf or NaN.
     pub invalid: Signal<Out, Bit>,
     front: Fp32MulFront,
     middle: Fp32MulMiddle,

@@ -28,7 +28,7 @@
 //! of ~80): [`GroupDot`] for the exact sums; [`GroupScaleFront`] and [`GroupScaleBack`] in a
 //! stage each; the accumulation on the steps of [`crate::fp32_add`] with a register between the
 //! addition and the leading-zero count ([`Align`] and [`Sum`] in S5; [`Lzc`] and [`Round`] in
-//! S6: ~61 and ~75 FO4 where the adder's own cut, after the count, left 84 in S5), so that a
+//! the whole unit's worst path 71.4 FO4, where the adder's own cut, after the count, left 84 in S5), so that a
 //! slot's sum is back in its accumulator register two cycles after its group entered S5; the first group of a row is written as it is (`+0 + x` is `x`, except
 //! `-0`, which becomes `+0`: the golden's `0f32 +`), so no zero operand is selected inside the
 //! loop. A row's final value is captured beside its accumulator and multiplied by the token
@@ -48,6 +48,7 @@ pub const LATENCY: u64 = crate::expert_unit::dot_engine::group_dot::LATENCY + 4 
 
 /// The fewest cycles between two groups of one slot (the accumulation loop: S5 and S6).
 pub const SLOT_SPACING: u64 = 2;
+const _: () = assert!(LATENCY == 9 && SLOT_SPACING == 2, "PORTS says 9 and 2");
 
 /// The ports of [`DotUnit`] when it is a top module.
 pub const PORTS: &[crate::emit::PortDoc] = &[

@@ -67,6 +67,7 @@ const MUL_H_OUT: usize = T_H + MUL - 1;
 
 /// Cycles from an element in to its `h` and `a` out.
 pub const LATENCY: u64 = T_OUT as u64;
+const _: () = assert!(LATENCY == 23, "PORTS says 23");
 
 /// The ports of [`SwigluLane`] when it is a top module.
 pub const PORTS: &[crate::emit::PortDoc] = &[
