@@ -20,7 +20,8 @@
 //! engine's group unit [`expert_unit::dot_engine::group_dot::GroupDot`] and its dequantisation
 //! [`expert_unit::dot_engine::group_scale::GroupScale`], composed with the row's accumulation
 //! as [`expert_unit::dot_engine::dot_unit::DotUnit`]; the down engine's lane product
-//! [`expert_unit::down_engine::down_product::DownProduct`]; a SwiGLU lane
+//! [`expert_unit::down_engine::down_product::DownProduct`] and the pipelined lane around it
+//! [`expert_unit::down_engine::lane::DownLane`]; a SwiGLU lane
 //! [`expert_unit::swiglu::lane::SwigluLane`] and its down operand
 //! [`expert_unit::swiglu::down_operand::DownOperand`]. Shared by every unit: the arithmetic, [`fp16_mul::Fp16Mul`]
 //! (exact FP16 x FP16 -> FP32), [`fp32_add::Fp32Add`] (FP32 add, round to nearest even; pipelined as
@@ -58,8 +59,9 @@ pub mod wiring;
 
 pub use emit::{emit, Direction, EmitError, Module, Port, PortDoc};
 use expert_unit::dot_engine::{dot_unit, group_dot, group_scale};
-use expert_unit::down_engine::down_product;
+use expert_unit::down_engine::{self, down_product};
 use expert_unit::swiglu::{self, down_operand};
+use expert_unit::token_quant;
 
 /// Every block that can be emitted as a top module on its own for `arch`, in dependency order
 /// (the datapath units do not depend on the arch).
@@ -92,8 +94,11 @@ pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
         emit("lacuna_group_scale", group_scale::GroupScale::default(), group_scale::PORTS)?,
         emit("lacuna_dot_unit", dot_unit::DotUnit::default(), dot_unit::PORTS)?,
         emit("lacuna_down_product", down_product::DownProduct::default(), down_product::PORTS)?,
+        emit("lacuna_down_lane", down_engine::lane::DownLane::default(), down_engine::lane::PORTS)?,
         emit("lacuna_down_operand", down_operand::DownOperand::default(), down_operand::PORTS)?,
         emit("lacuna_swiglu_lane", swiglu::lane::SwigluLane::default(), swiglu::lane::PORTS)?,
+        emit("lacuna_token_scale", token_quant::token_scale::TokenScale::default(), token_quant::token_scale::PORTS)?,
+        emit("lacuna_quant_lane", token_quant::quant_lane::QuantLane::default(), token_quant::quant_lane::PORTS)?,
     ])
 }
 

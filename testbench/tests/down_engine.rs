@@ -2,7 +2,10 @@
 //! (`down_product`: `(f32(a) * f32(scale)) * f32(q)`) bit for bit: every finite FP16 operand
 //! with every INT4 weight at edge-case scales, random triples, and the non-finite operands
 //! flagged; then a whole down column added into an output row in load order through the RTL
-//! product and the RTL FP32 adder, equal to the model's `down_engine::accumulate`.
+//! product and the RTL FP32 adder, equal to the model's `down_engine::accumulate`; then the
+//! pipelined lane (`lacuna_down_lane`) streaming channels into the rows of several tokens held in
+//! a register file beside it, read `ACC_AT` and written `LATENCY` cycles after each element, with
+//! idle cycles, rows back to back at `ROW_REUSE` and non-finite operands flagged in their cycle.
 
 use half::f16;
 use lacuna_model::expert_unit::down_engine;
@@ -119,4 +122,121 @@ fn a_down_column_added_into_an_output_row_through_the_rtl_equals_the_models_accu
             );
         }
     }
+}
+
+/// One element of the pipelined lane: (row of the store, a, scale, q).
+type Element = (usize, u16, u16, i8);
+
+/// Streams `elements` (`None`: an idle cycle with random inputs) through `lacuna_down_lane`
+/// into a row store of `rows` FP32 values beside it: each element's `acc` is the store's row read
+/// in cycle t + `ACC_AT`, its `sum` written at the end of cycle t + `LATENCY`, when `out_valid`
+/// must be high (and low in every other cycle); an element with a non-finite operand must come
+/// out `invalid` and is not written. Returns the store and the elements checked.
+fn stream_down_lane(rows: usize, elements: &[Option<Element>], rng: &mut ChaCha8Rng) -> (Vec<f32>, usize) {
+    use lacuna_rtl::expert_unit::down_engine::lane::{ACC_AT, LATENCY};
+    use std::collections::VecDeque;
+    let mut rtl = Verilated::new("lacuna_down_lane").expect("this test needs the RTL built (Verilator)");
+    let p = |n: &str| rtl.port(n).unwrap();
+    let (reset, in_valid, a, scale, q, acc) = (p("reset"), p("in_valid"), p("a"), p("scale"), p("q"), p("acc"));
+    let (out_valid, sum, invalid) = (p("out_valid"), p("sum"), p("invalid"));
+    rtl.set(reset, 1);
+    rtl.cycle();
+    rtl.set(reset, 0);
+    let mut store = vec![0f32; rows];
+    let mut in_flight: VecDeque<Option<Element>> = VecDeque::new();
+    let mut checked = 0;
+    let (acc_at, latency) = (ACC_AT as usize, LATENCY as usize);
+    for (cycle, e) in elements.iter().copied().chain(std::iter::repeat_n(None, latency)).enumerate() {
+        let (_, ea, es, eq) = e.unwrap_or_else(|| (0, rng.random(), rng.random(), rng.random_range(INT4)));
+        rtl.set(in_valid, e.is_some() as u64);
+        rtl.set(a, ea as u64);
+        rtl.set(scale, es as u64);
+        rtl.set(q, (eq as u8 & 0xf) as u64);
+        in_flight.push_back(e);
+        // The element of ACC_AT cycles ago reads its row now (random bits when there is none).
+        let reading = in_flight.len().checked_sub(acc_at + 1).and_then(|i| in_flight[i]);
+        rtl.set(acc, reading.map_or(rng.random::<u32>(), |(row, ..)| store[row].to_bits()) as u64);
+        rtl.cycle();
+        let due = if in_flight.len() > latency { in_flight.pop_front().unwrap() } else { None };
+        assert_eq!(rtl.get(out_valid) != 0, due.is_some(), "cycle {cycle}: out_valid, expected {due:?}");
+        if let Some((row, ea, es, eq)) = due {
+            let (x, s) = (f16::from_bits(ea), f16::from_bits(es));
+            let finite = x.is_finite() && s.is_finite();
+            assert_eq!(rtl.get(invalid) != 0, !finite, "cycle {cycle}: invalid for {ea:#06x} x {es:#06x}");
+            checked += 1;
+            if finite {
+                let want = store[row] + down_product(x, s, eq);
+                let got = rtl.get(sum) as u32;
+                assert_eq!(got, want.to_bits(), "cycle {cycle}, row {row}: {} + ({x} x {s}) x {eq}", store[row]);
+                store[row] = want;
+            }
+        }
+    }
+    (store, checked)
+}
+
+#[test]
+fn the_pipelined_down_lane_adds_channels_into_the_rows_of_several_tokens_as_the_model_does() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x6c616e64);
+    // Three tokens' rows of a 96-row block (three groups), 16 channels in load order: per
+    // channel, token by token, row by row (the down engine's order: each row comes back
+    // 288 cycles later); idle cycles now and then. Synthetic, real-valued over several binades.
+    let (hidden, tokens) = (96usize, 3usize);
+    let mut y_model = vec![vec![0f32; hidden]; tokens];
+    let mut elements = Vec::new();
+    for _channel in 0..16 {
+        let column: Vec<f32> =
+            (0..hidden).map(|_| rng.random_range(-1.0f32..1.0).powi(3) * 2f32.powi(rng.random_range(-8..2))).collect();
+        let column = Int4Vector::quantize(&column).unwrap();
+        for (t, y) in y_model.iter_mut().enumerate() {
+            let a = f16::from_f32(rng.random_range(-4.0f32..4.0) * 2f32.powi(rng.random_range(-10..6)));
+            down_engine::accumulate(y, a, &column);
+            for r in 0..hidden {
+                elements.push(Some((t * hidden + r, a.to_bits(), column.scale(r / GROUP).to_bits(), column.value(r))));
+                if rng.random_range(0..10) == 0 {
+                    elements.push(None);
+                }
+            }
+        }
+    }
+    let (store, checked) = stream_down_lane(hidden * tokens, &elements, &mut rng);
+    assert_eq!(checked, 16 * tokens * hidden);
+    for (t, y) in y_model.iter().enumerate() {
+        for r in 0..hidden {
+            assert_eq!(store[t * hidden + r].to_bits(), y[r].to_bits(), "token {t}, row {r}");
+        }
+    }
+}
+
+#[test]
+fn a_row_may_come_back_after_row_reuse_cycles_and_non_finite_operands_are_flagged_in_their_cycle() {
+    use lacuna_rtl::expert_unit::down_engine::lane::ROW_REUSE;
+    let mut rng = ChaCha8Rng::seed_from_u64(0x72657573);
+    // ROW_REUSE rows round robin, back to back: each row's next element reads the value its
+    // previous one wrote the cycle before; the stream's store must equal a plain f32 sum.
+    let rows = ROW_REUSE as usize;
+    let mut elements = Vec::new();
+    let mut want = vec![0f32; rows];
+    let fp16 = |rng: &mut ChaCha8Rng| {
+        f16::from_f32(rng.random_range(-4.0f32..4.0) * 2f32.powi(rng.random_range(-12..8))).to_bits()
+    };
+    for i in 0..4_000 {
+        let (a, s, q) = (fp16(&mut rng), fp16(&mut rng), rng.random_range(INT4));
+        want[i % rows] += down_product(f16::from_bits(a), f16::from_bits(s), q);
+        elements.push(Some((i % rows, a, s, q)));
+        // Now and then an element with an Inf or NaN operand (its row is left as it was) and
+        // an idle cycle: the rows' next elements come later than ROW_REUSE then, which is fine.
+        if i % 97 == 0 {
+            let bits = [0x7c00u16, 0xfc00, 0x7e00, 0xfe01][i % 4];
+            elements.push(Some((i % rows, bits, s, q)));
+            elements.push(Some(((i + 1) % rows, a, bits, q)));
+            elements.push(None);
+        }
+    }
+    let (store, checked) = stream_down_lane(rows, &elements, &mut rng);
+    assert_eq!(checked, elements.iter().flatten().count());
+    assert_eq!(
+        store.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
 }

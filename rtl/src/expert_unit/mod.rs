@@ -10,3 +10,4 @@
 pub mod dot_engine;
 pub mod down_engine;
 pub mod swiglu;
+pub mod token_quant;

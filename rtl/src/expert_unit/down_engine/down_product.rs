@@ -1,33 +1,25 @@
 //! `down_product`: one down-lane product, `(f32(a) * f32(scale)) * f32(q)`: rule 3 of
-//! `lacuna_spec::a8w4` (`lacuna_spec::a8w4::down_product`), combinational.
+//! `lacuna_spec::a8w4` (`lacuna_spec::a8w4::down_product`), combinational: the FP16 product
+//! and [`super::down_scale::DownScale`] back to back.
 //!
 //! ```text
-//!              +--------------+
-//!  a[16] ----->| fp16_mul     |--> product[32]  (a x scale) x q, round to nearest even
-//!  scale[16] ->|  then x INT4 |--> invalid      a or scale is Inf or NaN
-//!  q[4] ------>|              |
-//!              +--------------+
+//!              +----------+ exact[32] +------------+
+//!  a[16] ----->| fp16_mul |---------->| down_scale |--> product[32]  (a x scale) x q, nearest even
+//!  scale[16] ->|          |--> invalid|            |
+//!  q[4] ------------------------------>|            |
+//!              +----------+           +------------+
 //! ```
 //!
 //! Contract: for finite `a` and `scale` and any INT4 `q`, `product` is the FP32 bit pattern of
 //! `lacuna_spec::a8w4::down_product(a, scale, q)`. The first product is exact
-//! ([`crate::fp16_mul`]) and always normal or zero (at least `2^-48`, at most
-//! `65504^2 < 2^32`); times `|q| <= 8` it has at most 27 significant bits, rounded once to
-//! nearest even; it never overflows nor becomes subnormal. A zero takes the sign
-//! `sign(a x scale) xor (q < 0)`, as IEEE's product with `f32(q)` does (`f32(0)` is +0). For an
-//! Inf or NaN operand `invalid` is raised and `product` is unspecified.
-//!
-//! How: [`crate::fp16_mul::Fp16Mul`] for `a x scale`; its significand times `|q|` as
-//! shift-and-add (no multiplier cells: `|q|` has four bits); the result, with its leading one at
-//! bit 23 to 26, moved to bit 31 (a fixed shift of 5, then 2 and 1 as needed), rounded from the
-//! guard and sticky bits by adding the round bit to the packed exponent and fraction.
-//! (The sticky bits are in fact always zero: an FP16 x FP16 product has at most 22 significant
-//! bits, times `|q|` at most 25, one guard bit below the kept 24. The unit rounds in full so
-//! that its correctness does not rest on that argument; a mutation that drops the sticky bits
-//! is therefore not caught by any test, by construction.)
+//! ([`crate::fp16_mul`]) and always normal or zero; times `|q| <= 8` it has at most 27
+//! significant bits, rounded once to nearest even ([`super::down_scale`]); it never overflows nor
+//! becomes subnormal. For an Inf or NaN operand `invalid` is raised and `product` is
+//! unspecified. The down lane ([`super::lane::DownLane`]) registers between the two halves;
+//! this block is the two chained, which the bit-exactness tests run (so they cover both).
 
+use super::down_scale::DownScale;
 use crate::fp16_mul::Fp16Mul;
-use crate::wiring::constant;
 use rust_hdl::prelude::*;
 
 /// The ports of [`DownProduct`] when it is a top module.
@@ -40,7 +32,7 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
 ];
 
 /// FP16 x FP16 x INT4 -> FP32, one rounding.
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct DownProduct {
     /// The down operand (FP16 bits).
     pub a: Signal<In, Bits<16>>,
@@ -53,81 +45,7 @@ pub struct DownProduct {
     /// An operand is Inf or NaN.
     pub invalid: Signal<Out, Bit>,
     mul: Fp16Mul,
-    exact: Signal<Local, Bits<32>>,
-    magnitude_q: Signal<Local, Bits<4>>,
-    sig: Signal<Local, Bits<32>>,
-    wide: Signal<Local, Bits<32>>,
-    w0: Signal<Local, Bits<32>>,
-    w1: Signal<Local, Bits<32>>,
-    w2: Signal<Local, Bits<32>>,
-    e0: Signal<Local, Bits<32>>,
-    e1: Signal<Local, Bits<32>>,
-    e2: Signal<Local, Bits<32>>,
-    word: Signal<Local, Bits<32>>,
-    round_up: Signal<Local, Bit>,
-    negative: Signal<Local, Bit>,
-    zero4: Constant<Bits<4>>,
-    zero: Constant<Bits<32>>,
-    one: Constant<Bits<32>>,
-    abs_mask: Constant<Bits<32>>,
-    frac23: Constant<Bits<32>>,
-    hidden: Constant<Bits<32>>,
-    exp8: Constant<Bits<32>>,
-    sticky_bits: Constant<Bits<32>>,
-    sign_bit: Constant<Bits<32>>,
-    k1: Constant<Bits<32>>,
-    k2: Constant<Bits<32>>,
-    k3: Constant<Bits<32>>,
-    k5: Constant<Bits<32>>,
-    k7: Constant<Bits<32>>,
-    k8: Constant<Bits<32>>,
-    k23: Constant<Bits<32>>,
-    top2: Constant<Bits<32>>,
-    top1: Constant<Bits<32>>,
-}
-
-impl Default for DownProduct {
-    fn default() -> DownProduct {
-        DownProduct {
-            a: Default::default(),
-            scale: Default::default(),
-            q: Default::default(),
-            product: Default::default(),
-            invalid: Default::default(),
-            mul: Default::default(),
-            exact: Default::default(),
-            magnitude_q: Default::default(),
-            sig: Default::default(),
-            wide: Default::default(),
-            w0: Default::default(),
-            w1: Default::default(),
-            w2: Default::default(),
-            e0: Default::default(),
-            e1: Default::default(),
-            e2: Default::default(),
-            word: Default::default(),
-            round_up: Default::default(),
-            negative: Default::default(),
-            zero4: constant(0),
-            zero: constant(0),
-            one: constant(1),
-            abs_mask: constant(0x7fff_ffff),
-            frac23: constant(0x7f_ffff),
-            hidden: constant(0x80_0000),
-            exp8: constant(0xff),
-            sticky_bits: constant(0x7f),
-            sign_bit: constant(0x8000_0000),
-            k1: constant(1),
-            k2: constant(2),
-            k3: constant(3),
-            k5: constant(5),
-            k7: constant(7),
-            k8: constant(8),
-            k23: constant(23),
-            top2: constant(0xc000_0000),
-            top1: constant(0x8000_0000),
-        }
-    }
+    times_q: DownScale,
 }
 
 impl Logic for DownProduct {
@@ -136,58 +54,8 @@ impl Logic for DownProduct {
         self.mul.a.next = self.a.val();
         self.mul.b.next = self.scale.val();
         self.invalid.next = self.mul.invalid.val();
-        self.exact.next = self.mul.product.val();
-        // q's sign and magnitude (-8 gives 8, 0b1000).
-        self.negative.next = self.q.val().get_bit(3);
-        self.magnitude_q.next = self.q.val();
-        if self.negative.val() {
-            self.magnitude_q.next = self.zero4.val() - self.q.val();
-        }
-        // The exact product is normal or zero: its significand with the hidden one.
-        self.sig.next = (self.exact.val() & self.frac23.val()) | self.hidden.val();
-        self.wide.next = self.zero.val();
-        if self.magnitude_q.val().get_bit(0) {
-            self.wide.next = self.wide.val() + self.sig.val();
-        }
-        if self.magnitude_q.val().get_bit(1) {
-            self.wide.next = self.wide.val() + (self.sig.val() << self.k1.val());
-        }
-        if self.magnitude_q.val().get_bit(2) {
-            self.wide.next = self.wide.val() + (self.sig.val() << self.k2.val());
-        }
-        if self.magnitude_q.val().get_bit(3) {
-            self.wide.next = self.wide.val() + (self.sig.val() << self.k3.val());
-        }
-        // wide has its leading one at bit 23..26 (|q| in 1..8): at bit 26 the exponent grows by
-        // 3, so start from e + 3 with the product moved up by 5 and take back the shifts.
-        self.w0.next = self.wide.val() << self.k5.val();
-        self.e0.next = ((self.exact.val() >> self.k23.val()) & self.exp8.val()) + self.k3.val();
-        self.w1.next = self.w0.val();
-        self.e1.next = self.e0.val();
-        if (self.w0.val() & self.top2.val()) == self.zero.val() {
-            self.w1.next = self.w0.val() << self.k2.val();
-            self.e1.next = self.e0.val() - self.k2.val();
-        }
-        self.w2.next = self.w1.val();
-        self.e2.next = self.e1.val();
-        if (self.w1.val() & self.top1.val()) == self.zero.val() {
-            self.w2.next = self.w1.val() << self.k1.val();
-            self.e2.next = self.e1.val() - self.k1.val();
-        }
-        self.word.next = (self.e2.val() << self.k23.val()) | ((self.w2.val() >> self.k8.val()) & self.frac23.val());
-        self.round_up.next = (((self.w2.val() >> self.k7.val()) & self.one.val()) != self.zero.val())
-            && (((self.w2.val() & self.sticky_bits.val()) != self.zero.val())
-                || (((self.w2.val() >> self.k8.val()) & self.one.val()) != self.zero.val()));
-        if self.round_up.val() {
-            self.word.next = self.word.val() + self.one.val();
-        }
-        if ((self.exact.val() & self.abs_mask.val()) == self.zero.val()) || (self.magnitude_q.val() == self.zero4.val())
-        {
-            self.word.next = self.zero.val();
-        }
-        self.product.next = self.word.val() | (self.exact.val() & self.sign_bit.val());
-        if self.negative.val() {
-            self.product.next = self.word.val() | ((self.exact.val() & self.sign_bit.val()) ^ self.sign_bit.val());
-        }
+        self.times_q.exact.next = self.mul.product.val();
+        self.times_q.q.next = self.q.val();
+        self.product.next = self.times_q.product.val();
     }
 }

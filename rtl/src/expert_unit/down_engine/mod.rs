@@ -1,7 +1,10 @@
 //! `down_engine`: the down projection on `down_lanes` lanes
-//! (`lacuna_model::expert_unit::down_engine`). Each lane's arithmetic is a
-//! [`down_product::DownProduct`] (the channel's FP16 operand times the weight's group scale,
-//! exact, then times the INT4 weight, rounded once) followed by the shared FP32 adder
-//! ([`crate::fp32_add::Fp32Add`]) into the token's output row.
+//! (`lacuna_model::expert_unit::down_engine`). A lane ([`lane::DownLane`], pipelined, one
+//! element a cycle) multiplies the channel's FP16 operand by the weight's group scale, exactly
+//! ([`crate::fp16_mul::Fp16Mul`]), then by the INT4 weight, rounded once
+//! ([`down_scale::DownScale`]), and adds the product into the token's output row on the
+//! pipelined FP32 adder. [`down_product::DownProduct`] is the product alone, combinational.
 
 pub mod down_product;
+pub mod down_scale;
+pub mod lane;

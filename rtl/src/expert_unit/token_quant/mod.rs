@@ -1,0 +1,11 @@
+//! `token_quant`: the quantization of a job's tokens to A8 (INT8 values and one FP32 scale a
+//! token, `lacuna_spec::a8w4::Int8Vector::quantize`), the unit's first step: a token's largest
+//! magnitude and its two quotients ([`token_scale::TokenScale`]: `127 / amax` and `amax / 127`
+//! on two iterative dividers, tokens back to back), then each value times `127 / amax`, rounded
+//! to INT8 ([`quant_lane::QuantLane`], pipelined, one value a cycle; its rounding
+//! [`to_int8::ToInt8`]). The unit runs its FP32 lanes' values through the running maximum and,
+//! once the token's `inv` is ready, through the quantizer lanes.
+
+pub mod quant_lane;
+pub mod to_int8;
+pub mod token_scale;
