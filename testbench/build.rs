@@ -61,16 +61,22 @@ fn main() {
     let cores_only = std::env::var("LACUNA_VERILATE").is_ok_and(|v| v == "cores");
     let mut modules: Vec<lacuna_rtl::Module> = Vec::new();
     for (i, arch) in archs.iter().enumerate() {
-        for m in lacuna_rtl::blocks(arch).unwrap_or_else(|e| panic!("emitting the RTL: {e}")) {
-            // Of an extra arch only the system top and its memory port (the arbitration differs
-            // by arch): the other blocks are tested on the presets. The core alone is not built:
-            // the system top holds it, and the co-simulation runs the system.
-            let top = m.name.starts_with("lacuna_system_");
-            let port = m.name.starts_with("lacuna_mem_port_");
-            let core = m.name.starts_with("lacuna_core_");
-            let unit = m.name == "lacuna_fp16_mul" || m.name == "lacuna_fp32_add";
-            let wanted = !core && if cores_only { top || unit } else { i < presets || top || port };
-            if wanted && !modules.iter().any(|x| x.name == m.name) {
+        // Of an extra arch only the system top and its memory port (the arbitration differs by
+        // arch): the other blocks are tested on the presets. The core alone is not built: the
+        // system top holds it, and the co-simulation runs the system. The expert unit's engines
+        // are built for `tiny` only: `edge`'s are the same generator with more lanes (its down
+        // engine is 14 MB of Verilog, 256 lanes).
+        let tiny = arch.name == "tiny";
+        let wanted = |name: &str| {
+            let top = name.starts_with("lacuna_system_");
+            let port = name.starts_with("lacuna_mem_port_");
+            let core = name.starts_with("lacuna_core_");
+            let engine = name.starts_with("lacuna_down_engine_");
+            let unit = name == "lacuna_fp16_mul" || name == "lacuna_fp32_add";
+            !core && (!engine || tiny) && if cores_only { top || unit } else { i < presets || top || port }
+        };
+        for m in lacuna_rtl::blocks_where(arch, wanted).unwrap_or_else(|e| panic!("emitting the RTL: {e}")) {
+            if !modules.iter().any(|x| x.name == m.name) {
                 modules.push(m);
             }
         }

@@ -66,40 +66,67 @@ use expert_unit::token_quant;
 /// Every block that can be emitted as a top module on its own for `arch`, in dependency order
 /// (the datapath units do not depend on the arch).
 pub fn blocks(arch: &lacuna_spec::Arch) -> Result<Vec<Module>, EmitError> {
+    blocks_where(arch, |_| true)
+}
+
+/// The blocks of [`blocks`] whose module name `keep` accepts, the others not emitted: rust-hdl
+/// writes a module per instance, so `edge`'s largest blocks are megabytes of Verilog that take
+/// a minute to generate (the down engine's 256 lanes: 14 MB), and a user of a few blocks (the
+/// testbench's build, the synthesis test) should not pay for them.
+pub fn blocks_where(arch: &lacuna_spec::Arch, keep: impl Fn(&str) -> bool) -> Result<Vec<Module>, EmitError> {
     check_fits(arch)?;
     let name = |block: &str| format!("lacuna_{block}_{}", module_suffix(arch));
-    Ok(vec![
-        emit(&name("system"), system::System::from_arch(arch), system::PORTS)?,
-        emit(&name("core"), core::Core::from_arch(arch), core::PORTS)?,
-        emit(&name("decode_path"), core::decode_path::DecodePath::from_arch(arch), core::decode_path::PORTS)?,
-        emit(&name("backend"), core::backend::Backend::from_arch(arch), core::backend::PORTS)?,
-        emit(&name("act_path"), core::act_path::ActPath::from_arch(arch), core::act_path::PORTS)?,
-        emit(&name("act_scan"), core::act_scan::ActScan::from_arch(arch), core::act_scan::PORTS)?,
-        emit(&name("colptr_fetch"), core::colptr_fetch::ColptrFetch::from_arch(arch), core::colptr_fetch::PORTS)?,
-        emit(&name("chunk_fetch"), core::chunk_fetch::ChunkFetch::from_arch(arch), core::chunk_fetch::PORTS)?,
-        emit(&name("mem_port"), memory::mem_port::MemPort::from_arch(arch), memory::mem_port::PORTS)?,
-        emit(&name("drain"), core::drain::Drain::from_arch(arch), core::drain::PORTS)?,
-        emit(&name("acc_lane"), core::accumulator::AccLane::from_arch(arch), core::accumulator::LANE_PORTS)?,
-        emit("lacuna_fp16_mul", fp16_mul::Fp16Mul::default(), fp16_mul::PORTS)?,
-        emit("lacuna_fp32_add", fp32_add::Fp32Add::default(), fp32_add::PORTS)?,
-        emit(
-            "lacuna_fp32_add_pipe",
-            fp32_add::pipe::Fp32AddPipe::new(fp32_add::pipe::EMITTED_LATENCY),
+    let fixed = |block: &str| block.to_string();
+    let list: Vec<Entry> = vec![
+        entry(name("system"), || system::System::from_arch(arch), system::PORTS),
+        entry(name("core"), || core::Core::from_arch(arch), core::PORTS),
+        entry(name("decode_path"), || core::decode_path::DecodePath::from_arch(arch), core::decode_path::PORTS),
+        entry(name("backend"), || core::backend::Backend::from_arch(arch), core::backend::PORTS),
+        entry(name("act_path"), || core::act_path::ActPath::from_arch(arch), core::act_path::PORTS),
+        entry(name("act_scan"), || core::act_scan::ActScan::from_arch(arch), core::act_scan::PORTS),
+        entry(name("colptr_fetch"), || core::colptr_fetch::ColptrFetch::from_arch(arch), core::colptr_fetch::PORTS),
+        entry(name("chunk_fetch"), || core::chunk_fetch::ChunkFetch::from_arch(arch), core::chunk_fetch::PORTS),
+        entry(name("mem_port"), || memory::mem_port::MemPort::from_arch(arch), memory::mem_port::PORTS),
+        entry(name("drain"), || core::drain::Drain::from_arch(arch), core::drain::PORTS),
+        entry(name("acc_lane"), || core::accumulator::AccLane::from_arch(arch), core::accumulator::LANE_PORTS),
+        entry(name("down_engine"), || down_engine::engine::DownEngine::from_arch(arch), down_engine::engine::PORTS),
+        entry(fixed("lacuna_fp16_mul"), fp16_mul::Fp16Mul::default, fp16_mul::PORTS),
+        entry(fixed("lacuna_fp32_add"), fp32_add::Fp32Add::default, fp32_add::PORTS),
+        entry(
+            fixed("lacuna_fp32_add_pipe"),
+            || fp32_add::pipe::Fp32AddPipe::new(fp32_add::pipe::EMITTED_LATENCY),
             fp32_add::pipe::PORTS,
-        )?,
-        emit("lacuna_fp32_mul", fp32_mul::Fp32Mul::default(), fp32_mul::PORTS)?,
-        emit("lacuna_fp32_mul_pipe", fp32_mul::Fp32MulPipe::default(), fp32_mul::PIPE_PORTS)?,
-        emit("lacuna_fp32_div", fp32_div::Fp32Div::default(), fp32_div::PORTS)?,
-        emit("lacuna_group_dot", group_dot::GroupDot::default(), group_dot::PORTS)?,
-        emit("lacuna_group_scale", group_scale::GroupScale::default(), group_scale::PORTS)?,
-        emit("lacuna_dot_unit", dot_unit::DotUnit::default(), dot_unit::PORTS)?,
-        emit("lacuna_down_product", down_product::DownProduct::default(), down_product::PORTS)?,
-        emit("lacuna_down_lane", down_engine::lane::DownLane::default(), down_engine::lane::PORTS)?,
-        emit("lacuna_down_operand", down_operand::DownOperand::default(), down_operand::PORTS)?,
-        emit("lacuna_swiglu_lane", swiglu::lane::SwigluLane::default(), swiglu::lane::PORTS)?,
-        emit("lacuna_token_scale", token_quant::token_scale::TokenScale::default(), token_quant::token_scale::PORTS)?,
-        emit("lacuna_quant_lane", token_quant::quant_lane::QuantLane::default(), token_quant::quant_lane::PORTS)?,
-    ])
+        ),
+        entry(fixed("lacuna_fp32_mul"), fp32_mul::Fp32Mul::default, fp32_mul::PORTS),
+        entry(fixed("lacuna_fp32_mul_pipe"), fp32_mul::Fp32MulPipe::default, fp32_mul::PIPE_PORTS),
+        entry(fixed("lacuna_fp32_div"), fp32_div::Fp32Div::default, fp32_div::PORTS),
+        entry(fixed("lacuna_group_dot"), group_dot::GroupDot::default, group_dot::PORTS),
+        entry(fixed("lacuna_group_scale"), group_scale::GroupScale::default, group_scale::PORTS),
+        entry(fixed("lacuna_dot_unit"), dot_unit::DotUnit::default, dot_unit::PORTS),
+        entry(fixed("lacuna_down_product"), down_product::DownProduct::default, down_product::PORTS),
+        entry(fixed("lacuna_down_lane"), down_engine::lane::DownLane::default, down_engine::lane::PORTS),
+        entry(fixed("lacuna_down_operand"), down_operand::DownOperand::default, down_operand::PORTS),
+        entry(fixed("lacuna_swiglu_lane"), swiglu::lane::SwigluLane::default, swiglu::lane::PORTS),
+        entry(
+            fixed("lacuna_token_scale"),
+            token_quant::token_scale::TokenScale::default,
+            token_quant::token_scale::PORTS,
+        ),
+        entry(fixed("lacuna_quant_lane"), token_quant::quant_lane::QuantLane::default, token_quant::quant_lane::PORTS),
+    ];
+    list.into_iter().filter(|(n, _)| keep(n)).map(|(_, make)| make()).collect()
+}
+
+/// A block's module name and how to emit it.
+type Entry<'a> = (String, Box<dyn Fn() -> Result<Module, EmitError> + 'a>);
+
+fn entry<'a, B: rust_hdl::prelude::Block + 'a>(
+    name: String,
+    make: impl Fn() -> B + 'a,
+    ports: &'static [PortDoc],
+) -> Entry<'a> {
+    let module = name.clone();
+    (name, Box::new(move || emit(&module, make(), ports)))
 }
 
 /// The name of `arch`'s top module, the system (`lacuna_system_<arch>`).

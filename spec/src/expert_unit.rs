@@ -35,6 +35,16 @@ pub struct ExpertUnitParams {
     pub fetch_ahead_channels: u32,
 }
 
+/// The down lane's pipeline (`lacuna_rtl::expert_unit::down_engine::lane`), which the model's
+/// down engine schedules by: an element reads its row's value this many cycles after it issues...
+pub const DOWN_ACC_AT: u64 = 2;
+/// ... and its sum is written at the end of the cycle this many cycles after it issues.
+pub const DOWN_LATENCY: u64 = 5;
+/// So two elements of one row block issue at least this many cycles apart (the later one's
+/// read comes the cycle after the earlier one's write): the down engine stalls an element whose
+/// block issued fewer cycles ago.
+pub const DOWN_ROW_REUSE: u64 = DOWN_LATENCY - DOWN_ACC_AT + 1;
+
 /// The most dot units, down lanes or FP32 lanes an arch may ask for.
 pub const MAX_LANES: u32 = 4096;
 /// The most tokens a job may carry.

@@ -240,3 +240,244 @@ fn a_row_may_come_back_after_row_reuse_cycles_and_non_finite_operands_are_flagge
         want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
     );
 }
+
+/// One pass of the engine's test: its operands and its channel's column.
+struct EnginePass {
+    slots: Vec<u32>,
+    a: Vec<f16>,
+    first: Vec<bool>,
+    column: Int4Vector,
+}
+
+/// Random jobs for `lacuna_down_engine_tiny`: a hidden size (many below 4 x 4 rows, so that
+/// blocks of one slot come back within the lane's reuse distance), 1 to 4 tokens, and passes of
+/// a random subset of the tokens (ascending), some with the calibration's mean row (slot 4) as
+/// one more operand, restarted from +0 now and then (a new expert); each slot's first pass in a
+/// job starts from +0.
+fn engine_jobs(rng: &mut ChaCha8Rng, jobs: usize) -> Vec<(usize, Vec<EnginePass>)> {
+    (0..jobs)
+        .map(|_| {
+            let hidden = match rng.random_range(0..4) {
+                0 => rng.random_range(1..=4),
+                1 => rng.random_range(5..=16),
+                2 => rng.random_range(17..=128),
+                _ => [1, 4, 5, 31, 32, 33, 64, 127, 128][rng.random_range(0..9)],
+            };
+            let tokens = rng.random_range(1..=4u32);
+            let mut seen = [false; 5];
+            let passes = (0..rng.random_range(1..=12))
+                .map(|_| {
+                    let mut slots: Vec<u32> = (0..tokens).filter(|_| rng.random_range(0..3) > 0).collect();
+                    if slots.is_empty() {
+                        slots.push(rng.random_range(0..tokens));
+                    }
+                    if rng.random_range(0..3) == 0 {
+                        slots.push(4);
+                    }
+                    let first = slots
+                        .iter()
+                        .map(|&s| {
+                            let f = !seen[s as usize] || (s == 4 && rng.random_range(0..3) == 0);
+                            seen[s as usize] = true;
+                            f
+                        })
+                        .collect();
+                    let a = slots
+                        .iter()
+                        .map(|_| f16::from_f32(rng.random_range(-4.0f32..4.0) * 2f32.powi(rng.random_range(-10..6))))
+                        .collect();
+                    let column: Vec<f32> = (0..hidden)
+                        .map(|_| rng.random_range(-1.0f32..1.0).powi(3) * 2f32.powi(rng.random_range(-8..2)))
+                        .collect();
+                    EnginePass { slots, a, first, column: Int4Vector::quantize(&column).unwrap() }
+                })
+                .collect();
+            (hidden, passes)
+        })
+        .collect()
+}
+
+#[test]
+fn the_down_engine_issues_as_the_model_and_its_rows_equal_the_models_accumulation_over_random_jobs() {
+    use lacuna_model::expert_unit::down_engine::Issue;
+    let arch = lacuna_spec::Arch::preset("tiny").unwrap();
+    let lanes = arch.expert_unit.down_lanes as usize;
+    let vectors = arch.expert_unit.max_tokens as usize + 1;
+    let mut rtl = Verilated::new("lacuna_down_engine_tiny").expect("this test needs the RTL built (Verilator)");
+    let p = |n: &str| rtl.port(n).unwrap();
+    let (reset, clear, start, rows, nvec) = (p("reset"), p("clear"), p("start"), p("rows"), p("vectors"));
+    let (ready, col_block, drained, rd_slot, rd_block, invalid) =
+        (p("ready"), p("col_block"), p("drained"), p("rd_slot"), p("rd_block"), p("invalid"));
+    let many = |n: &str, k: usize| (0..k).map(|i| p(&format!("{n}_{i}"))).collect::<Vec<_>>();
+    let (op_slot, op_a, op_first) = (many("op_slot", vectors), many("op_a", vectors), many("op_first", vectors));
+    let (col_q, col_scale, rd_value) = (many("col_q", lanes), many("col_scale", lanes), many("rd_value", lanes));
+    rtl.set(reset, 1);
+    rtl.cycle();
+    rtl.set(reset, 0);
+    rtl.set(clear, 0);
+    let mut rng = ChaCha8Rng::seed_from_u64(0x656e67);
+    let mut issue = Issue::new();
+    let mut cycle = 0u64;
+    let mut y_model = vec![vec![0f32; 128]; vectors];
+    let (mut elements, mut stalls) = (0usize, 0u64);
+    for (job, (hidden, passes)) in engine_jobs(&mut rng, 400).into_iter().enumerate() {
+        let blocks = hidden.div_ceil(lanes) as u32;
+        // (pass index, taken, element cycles): the passes taken so far in this job.
+        let mut taken: Vec<(usize, u64, Vec<u64>)> = Vec::new();
+        let mut next = 0;
+        let mut asked: Option<u64> = None;
+        let mut gap = 0u64;
+        let mut last_issue = issue.last_issue();
+        loop {
+            let at = |what: &str| format!("job {job} (hidden {hidden}), cycle {cycle}: {what}");
+            // Ask for the next pass after a random gap; hold start until it is taken.
+            let model = if next < passes.len() && gap == 0 {
+                let pass = &passes[next];
+                let when = *asked.get_or_insert(cycle);
+                Some(issue.clone().pass_elements(when, &pass.slots, blocks))
+            } else {
+                None
+            };
+            gap = gap.saturating_sub(1);
+            rtl.set(start, model.is_some() as u64);
+            if model.is_some() {
+                let pass = &passes[next];
+                rtl.set(rows, hidden as u64);
+                rtl.set(nvec, pass.slots.len() as u64);
+                for v in 0..vectors {
+                    let (s, a, f) = match v < pass.slots.len() {
+                        true => (pass.slots[v] as u64, pass.a[v].to_bits() as u64, pass.first[v] as u64),
+                        false => (rng.random_range(0..5), rng.random::<u16>() as u64, rng.random_range(0..2)),
+                    };
+                    rtl.set(op_slot[v], s);
+                    rtl.set(op_a[v], a);
+                    rtl.set(op_first[v], f);
+                }
+            }
+            // The column of the pass issuing now (the last one taken before this cycle).
+            rtl.eval();
+            let block = rtl.get(col_block) as usize;
+            let current = taken.iter().rev().find(|(_, t, _)| *t < cycle);
+            for l in 0..lanes {
+                let r = block * lanes + l;
+                let (q, s) = match current {
+                    Some((k, ..)) if r < hidden => {
+                        let c = &passes[*k].column;
+                        ((c.value(r) as u8 & 0xf) as u64, c.scale(r / GROUP).to_bits() as u64)
+                    }
+                    _ => (rng.random_range(0..16), rng.random::<u16>() as u64),
+                };
+                rtl.set(col_q[l], q);
+                rtl.set(col_scale[l], s);
+            }
+            rtl.cycle();
+            // The model's view of this cycle: the element issuing, whether a pass is active.
+            let active = current.is_some_and(|(_, _, e)| cycle <= *e.last().unwrap());
+            let issuing = current.and_then(|(_, _, e)| e.iter().position(|&t| t == cycle));
+            let pass_end = current.is_some_and(|(_, _, e)| *e.last().unwrap() == cycle);
+            assert_eq!(rtl.get(ready) != 0, !active || pass_end, "{}", at("ready"));
+            if let Some(i) = issuing {
+                assert_eq!(block, i % blocks as usize, "{}", at("col_block of the element issuing"));
+                elements += 1;
+            } else if active {
+                stalls += 1;
+            }
+            let written = last_issue.is_none_or(|l| cycle > l + lacuna_spec::expert_unit::DOWN_LATENCY);
+            let want_drained = !active && written;
+            assert_eq!(rtl.get(drained) != 0, want_drained, "{}", at("drained"));
+            if let Some((timing, cycles)) = model {
+                if rtl.get(ready) != 0 {
+                    assert_eq!(timing.taken, cycle, "{}", at("the pass was taken in another cycle than the model's"));
+                    last_issue = Some(timing.last);
+                    issue.pass(asked.take().unwrap(), &passes[next].slots, blocks);
+                    taken.push((next, cycle, cycles));
+                    next += 1;
+                    gap = [0, 0, 0, 1, 2, 7][rng.random_range(0..6)];
+                }
+            }
+            let all_taken_before = next == passes.len() && taken.last().is_some_and(|(_, t, _)| *t < cycle);
+            cycle += 1;
+            if all_taken_before && want_drained {
+                break;
+            }
+        }
+        // The model's rows, pass by pass in order; then the store, block by block.
+        for pass in &passes {
+            for (v, &slot) in pass.slots.iter().enumerate() {
+                let y = &mut y_model[slot as usize][..hidden];
+                if pass.first[v] {
+                    y.fill(0.0);
+                }
+                down_engine::accumulate(y, pass.a[v], &pass.column);
+            }
+        }
+        assert_eq!(rtl.get(invalid), 0);
+        let used: std::collections::BTreeSet<u32> = passes.iter().flat_map(|p| p.slots.iter().copied()).collect();
+        for &slot in &used {
+            for b in 0..blocks as usize {
+                rtl.set(rd_slot, slot as u64);
+                rtl.set(rd_block, b as u64);
+                rtl.eval();
+                for l in 0..lanes {
+                    let r = b * lanes + l;
+                    if r < hidden {
+                        let (got, want) = (rtl.get(rd_value[l]) as u32, y_model[slot as usize][r]);
+                        assert_eq!(
+                            got,
+                            want.to_bits(),
+                            "job {job}: slot {slot} row {r}: rtl {}, model {want}",
+                            f32::from_bits(got)
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // The random jobs hit the reuse distance (a stall) and kept the lanes busy otherwise.
+    assert!(stalls > 100 && elements > 20 * stalls as usize, "{elements} elements, {stalls} stalls");
+}
+
+#[test]
+fn an_inf_or_nan_operand_sets_the_engines_invalid_flag_until_clear() {
+    let arch = lacuna_spec::Arch::preset("tiny").unwrap();
+    let lanes = arch.expert_unit.down_lanes as usize;
+    let mut rtl = Verilated::new("lacuna_down_engine_tiny").expect("this test needs the RTL built (Verilator)");
+    let p = |n: &str| rtl.port(n).unwrap();
+    let (reset, clear, start, rows, nvec, drained, invalid) =
+        (p("reset"), p("clear"), p("start"), p("rows"), p("vectors"), p("drained"), p("invalid"));
+    let (slot0, a0, first0) = (p("op_slot_0"), p("op_a_0"), p("op_first_0"));
+    let scales: Vec<PortId> = (0..lanes).map(|l| p(&format!("col_scale_{l}"))).collect();
+    rtl.set(reset, 1);
+    rtl.cycle();
+    rtl.set(reset, 0);
+    // A pass of 8 rows with operand a (after a cycle of `clear` if asked); returns the flag once
+    // drained.
+    let run = |rtl: &mut Verilated, a: u16, scale: u16, clear_first: bool| {
+        if clear_first {
+            rtl.set(clear, 1);
+            rtl.cycle();
+            rtl.set(clear, 0);
+        }
+        rtl.set(start, 1);
+        rtl.set(rows, 8);
+        rtl.set(nvec, 1);
+        rtl.set(slot0, 0);
+        rtl.set(a0, a as u64);
+        rtl.set(first0, 1);
+        for &s in &scales {
+            rtl.set(s, scale as u64);
+        }
+        rtl.cycle();
+        rtl.set(start, 0);
+        for _ in 0..20 {
+            rtl.cycle();
+        }
+        assert_ne!(rtl.get(drained), 0);
+        rtl.get(invalid) != 0
+    };
+    assert!(!run(&mut rtl, 0x3c00, 0x3c00, false), "finite operands");
+    assert!(run(&mut rtl, 0x7e00, 0x3c00, false), "a NaN operand");
+    assert!(run(&mut rtl, 0x3c00, 0x3c00, false), "sticky");
+    assert!(!run(&mut rtl, 0x3c00, 0x3c00, true), "cleared");
+    assert!(run(&mut rtl, 0x3c00, 0x7c00, false), "an Inf scale");
+}

@@ -17,9 +17,14 @@
 //! the channel `fetch_ahead_channels` before it (the staging buffer; a listed channel no token
 //! uses frees its slot on arrival); a channel held by the channel buffer arrives the cycle after
 //! its slot frees. Statistics have their own buffer; a calibrated expert's down stage waits for
-//! them. An expert's calibration terms (kappa on the FP32 lanes, then the terms on the down
-//! lanes) and the unrouted means take the down lanes after the expert's (the job's) last channel.
-//! The job ends when its last stage is done and every burst it asked for has arrived.
+//! them. The down stage is the RTL's (`down_engine::Issue`): a channel's pass is asked for when
+//! SwiGLU has finished the channel (and its statistics are in), taken once the previous pass
+//! issued its last block, and issues `vectors x ceil(hidden / down_lanes)` row blocks, stalling
+//! where a block would return to a row within the lane's reuse distance; the channel's staging
+//! slot frees after its last block. An expert's calibration terms (kappa on the FP32 lanes, then
+//! the terms on the down lanes) and the unrouted means are passes after the expert's (the job's)
+//! last channel. The job ends when the down lanes have written their last row, the other stages
+//! are done and every burst it asked for has arrived.
 //! The router's top-k is the policy's (the job carries each token's experts): this unit does not
 //! yet compute routing or channel saliency itself.
 
@@ -65,7 +70,8 @@ pub struct ExpertCounters {
     pub fp32_ops: u64,
     /// Down-lane operations (a product added, or a calibration or mean term added).
     pub down_ops: u64,
-    /// Cycles the down engine was busy.
+    /// Cycles the down engine issued a row block (its lanes busy; the last block of a pass may
+    /// fill only some of them).
     pub down_busy: u64,
 }
 
@@ -151,13 +157,21 @@ impl ExpertUnit {
             true => fetch.fetch(mem, MemClient::ExpertStats, map.means(layer as u64), map.means_bytes(), start),
             false => start,
         };
-        let (mut dot_free, mut swiglu_free, mut down_free) = (ready, ready, ready);
+        let (mut dot_free, mut swiglu_free) = (ready, ready);
+        // The down lanes issue pass by pass (a channel's column, the calibration terms, the
+        // unrouted means), one row block of one operand a cycle (`down_engine::Issue`).
+        let mut down = down_engine::Issue::new();
+        let blocks = hidden.div_ceil(p.down_lanes as usize) as u32;
+        // The calibration's mean row is the row set after the tokens'.
+        let mean_slot = p.max_tokens;
         let mut down_done: VecDeque<u64> = VecDeque::new();
         // A job ends when every burst it asked for has arrived, used or not.
         let mut last_arrival = means_ready;
         let ahead = p.fetch_ahead_channels as usize;
         for e in s.experts_touched() {
-            let users = s.routing.iter().filter(|r| r.experts.contains(&e)).count();
+            let user_slots: Vec<u32> =
+                (0..s.tokens).filter(|&t| s.routing[t].experts.contains(&e)).map(|t| t as u32).collect();
+            let users = user_slots.len();
             let channels = s.channels_of(e);
             let cal = s.calibrated && users > 0;
             // Statistics have a buffer of their own (no staging slot); a calibrated expert's
@@ -170,6 +184,10 @@ impl ExpertUnit {
                 false => start,
             };
             last_arrival = last_arrival.max(stats_ready);
+            let mut slots = user_slots.clone();
+            if cal {
+                slots.push(mean_slot);
+            }
             for j in channels {
                 c.channels += 1;
                 let key = ChannelKey { block: layer, expert: e, channel: j as u32 };
@@ -194,11 +212,11 @@ impl ExpertUnit {
                 dot_free = dot_end;
                 let swiglu_end = dot_end.max(swiglu_free) + swiglu::cycles(users, cal, p.fp32_lanes);
                 swiglu_free = swiglu_end;
-                let vectors = users + cal as usize;
-                let down_cycles = down_engine::cycles(hidden, vectors, p.down_lanes);
-                down_free = swiglu_end.max(down_free).max(stats_ready) + down_cycles;
-                c.down_busy += down_cycles;
-                down_done.push_back(down_free);
+                let vectors = slots.len();
+                let pass = down.pass(swiglu_end.max(stats_ready), &slots, blocks);
+                c.down_busy += (vectors as u32 * blocks) as u64;
+                // The staging slot frees once the column's last block is read.
+                down_done.push_back(pass.last + 1);
                 c.dot_group_ops += dot_engine::group_ops(hidden, users);
                 c.fp32_ops += swiglu::ops(cal) * users as u64;
                 c.down_ops += (hidden * vectors) as u64;
@@ -207,21 +225,28 @@ impl ExpertUnit {
                 // kappa and w kappa per token on the FP32 lanes, then (c - m) scaled and added on
                 // the down lanes.
                 let scalars = calibration::FP32_OPS * users as u64;
-                let tail = scalars.div_ceil(p.fp32_lanes as u64) + down_engine::cycles(hidden, users, p.down_lanes);
-                down_free = down_free.max(swiglu_free).max(stats_ready) + tail;
-                c.down_busy += tail;
+                let after_down = down.last_issue().map_or(start, |t| t + 1);
+                let asked = after_down.max(swiglu_free).max(stats_ready) + scalars.div_ceil(p.fp32_lanes as u64);
+                down.pass(asked, &user_slots, blocks);
+                c.down_busy += (users as u32 * blocks) as u64;
                 c.down_ops += (hidden * users) as u64;
                 c.fp32_ops += scalars;
             }
         }
         if s.unrouted_means {
-            let terms: usize = s.routing.iter().map(|r| s.experts - r.experts.len()).sum();
-            let tail = down_engine::cycles(hidden, terms, p.down_lanes);
-            down_free = down_free.max(means_ready) + tail;
-            c.down_busy += tail;
-            c.down_ops += (hidden * terms) as u64;
+            // Per token, one operand per expert it was not routed to (the mean's value, times
+            // a scale of 1 and a weight of 1).
+            let slots: Vec<u32> = (0..s.tokens)
+                .flat_map(|t| std::iter::repeat_n(t as u32, s.experts - s.routing[t].experts.len()))
+                .collect();
+            if !slots.is_empty() {
+                let after_down = down.last_issue().map_or(start, |t| t + 1);
+                down.pass(after_down.max(means_ready).max(swiglu_free), &slots, blocks);
+                c.down_busy += (slots.len() as u32 * blocks) as u64;
+                c.down_ops += (hidden * slots.len()) as u64;
+            }
         }
-        let end = down_free.max(dot_free).max(swiglu_free).max(last_arrival);
+        let end = down.drained_at().max(dot_free).max(swiglu_free).max(last_arrival);
         c.cycles = end - start;
         c.channel_bytes = mem.bytes.expert_channels - before.expert_channels;
         c.stats_bytes = mem.bytes.expert_stats - before.expert_stats;

@@ -38,14 +38,15 @@ use rust_hdl::prelude::*;
 /// The adder's pipeline registers (as the SwiGLU lane's).
 const ADD_PIPE: usize = 2;
 /// The cycle (after the element) its product meets the row's value: after the FP16 product's
-/// register and the rounded product's.
-pub const ACC_AT: u64 = 2;
+/// register and the rounded product's (the spec's `DOWN_ACC_AT`, which the model schedules by).
+pub const ACC_AT: u64 = lacuna_spec::expert_unit::DOWN_ACC_AT;
 /// Cycles from an element in to its sum out: the add's pipeline, then its register.
 pub const LATENCY: u64 = ACC_AT + ADD_PIPE as u64 + 1;
 /// The fewest cycles between two elements of the same row: the later one's read comes in the
 /// cycle after the earlier one's write.
-pub const ROW_REUSE: u64 = LATENCY - ACC_AT + 1;
-const _: () = assert!(LATENCY == 5 && ACC_AT == 2, "PORTS says 5 and 2");
+pub const ROW_REUSE: u64 = lacuna_spec::expert_unit::DOWN_ROW_REUSE;
+const _: () = assert!(LATENCY == lacuna_spec::expert_unit::DOWN_LATENCY, "the spec's latency is the lane's");
+const _: () = assert!(LATENCY == 5 && ACC_AT == 2 && ROW_REUSE == 4, "PORTS says 5 and 2");
 
 /// The ports of [`DownLane`] when it is a top module.
 pub const PORTS: &[crate::emit::PortDoc] = &[
