@@ -19,6 +19,8 @@
 //! | 2 x chunk entries <= request_bytes; 4 x lanes <= request_bytes | a chunk's values and a register row each lie in one burst |
 //! | latency_cycles >= 1 | a response is registered the cycle after its request |
 //! | max_panels <= 4096 | the panel table is emitted as register arrays, 160 bits an entry |
+//! | expert_unit.down_lanes <= 256 | each lane is a module of its own in the Verilog (rust-hdl writes one per instance): `edge`'s 256 are 14 MB |
+//! | expert unit output rows (max_tokens + 1 row sets x max_hidden, rounded up to whole lane blocks, power-of-two blocks) <= 1 MiB | the down engine's row store is emitted as a register array |
 
 use crate::Arch;
 
@@ -43,6 +45,16 @@ impl Arch {
             ("sram.activation_bytes", self.sram.activation_bytes, 1 << 20),
             ("sram.colptr_bytes", self.sram.colptr_bytes, 1 << 16),
         ];
+        let u = &self.expert_unit;
+        let blocks = u.max_hidden.div_ceil(u.down_lanes).next_power_of_two() as u64;
+        let store = (u.max_tokens as u64 + 1) * blocks * u.down_lanes as u64 * 4;
+        let expert = [
+            ("expert_unit.down_lanes", u.down_lanes as u64, 256),
+            ("the expert unit's output rows (bytes)", store, 1 << 20),
+        ];
+        if let Some((what, value, max)) = expert.into_iter().find(|l| l.1 > l.2) {
+            return Err(format!("{what} is {value}, the RTL holds at most {max}"));
+        }
         if let Some((what, value, max)) = limits.into_iter().find(|l| l.1 > l.2) {
             return Err(format!("{what} is {value}, the RTL holds at most {max}"));
         }
@@ -84,5 +96,12 @@ mod tests {
         a.core.max_panels = 5000;
         a.validate().unwrap();
         assert_eq!(a.rtl_fit().unwrap_err(), "core.max_panels is 5000, the RTL holds at most 4096");
+        let mut b = Arch::preset("edge").unwrap();
+        b.expert_unit.down_lanes = 512;
+        b.validate().unwrap();
+        assert_eq!(b.rtl_fit().unwrap_err(), "expert_unit.down_lanes is 512, the RTL holds at most 256");
+        let mut c = Arch::preset("edge").unwrap();
+        c.expert_unit.max_tokens = 64;
+        assert!(c.rtl_fit().unwrap_err().starts_with("the expert unit's output rows (bytes) is 1064960"));
     }
 }

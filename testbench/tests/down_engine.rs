@@ -252,8 +252,9 @@ struct EnginePass {
 /// Random jobs for `lacuna_down_engine_tiny`: a hidden size (many below 4 x 4 rows, so that
 /// blocks of one slot come back within the lane's reuse distance), 1 to 4 tokens, and passes of
 /// a random subset of the tokens (ascending), some with the calibration's mean row (slot 4) as
-/// one more operand, restarted from +0 now and then (a new expert); each slot's first pass in a
-/// job starts from +0.
+/// one more operand, restarted from +0 now and then (a new expert), and a fifth of them with
+/// each token repeated 1 to 3 times (the unrouted means' pass); each slot's first pass in a job
+/// starts from +0.
 fn engine_jobs(rng: &mut ChaCha8Rng, jobs: usize) -> Vec<(usize, Vec<EnginePass>)> {
     (0..jobs)
         .map(|_| {
@@ -273,6 +274,11 @@ fn engine_jobs(rng: &mut ChaCha8Rng, jobs: usize) -> Vec<(usize, Vec<EnginePass>
                     }
                     if rng.random_range(0..3) == 0 {
                         slots.push(4);
+                    }
+                    if rng.random_range(0..5) == 0 {
+                        // The unrouted means' pass: each token once per expert it skipped, so a
+                        // slot repeats within the pass (and stalls mid-pass on short rows).
+                        slots = (0..tokens).flat_map(|t| std::iter::repeat_n(t, rng.random_range(1..=3))).collect();
                     }
                     let first = slots
                         .iter()
@@ -319,7 +325,7 @@ fn the_down_engine_issues_as_the_model_and_its_rows_equal_the_models_accumulatio
     let mut issue = Issue::new();
     let mut cycle = 0u64;
     let mut y_model = vec![vec![0f32; 128]; vectors];
-    let (mut elements, mut stalls) = (0usize, 0u64);
+    let (mut elements, mut stalls, mut mid_pass_stalls) = (0usize, 0u64, 0u64);
     for (job, (hidden, passes)) in engine_jobs(&mut rng, 400).into_iter().enumerate() {
         let blocks = hidden.div_ceil(lanes) as u32;
         // (pass index, taken, element cycles): the passes taken so far in this job.
@@ -381,6 +387,8 @@ fn the_down_engine_issues_as_the_model_and_its_rows_equal_the_models_accumulatio
                 elements += 1;
             } else if active {
                 stalls += 1;
+                let (_, _, e) = current.unwrap();
+                mid_pass_stalls += (e[0] < cycle) as u64;
             }
             let written = last_issue.is_none_or(|l| cycle > l + lacuna_spec::expert_unit::DOWN_LATENCY);
             let want_drained = !active && written;
@@ -433,8 +441,11 @@ fn the_down_engine_issues_as_the_model_and_its_rows_equal_the_models_accumulatio
             }
         }
     }
-    // The random jobs hit the reuse distance (a stall) and kept the lanes busy otherwise.
-    assert!(stalls > 100 && elements > 20 * stalls as usize, "{elements} elements, {stalls} stalls");
+    // The jobs reach the reuse distance (the model stalls an element, and the RTL's `ready`,
+    // `col_block` and `drained` followed it cycle for cycle), within passes too, and keep the
+    // lanes busy otherwise.
+    assert!(stalls > 100 && mid_pass_stalls > 20, "{stalls} stalls, {mid_pass_stalls} within a pass");
+    assert!(elements > 20 * stalls as usize, "{elements} elements, {stalls} stalls");
 }
 
 #[test]

@@ -22,8 +22,8 @@
 //! issued its last block, and issues `vectors x ceil(hidden / down_lanes)` row blocks, stalling
 //! where a block would return to a row within the lane's reuse distance; the channel's staging
 //! slot frees after its last block. An expert's calibration terms (kappa on the FP32 lanes, then
-//! the terms on the down lanes) and the unrouted means are passes after the expert's (the job's)
-//! last channel. The job ends when the down lanes have written their last row, the other stages
+//! the terms on calibration lanes beside the down lanes, same store and cycles, once the mean row
+//! is written) and the unrouted means are passes after the expert's (the job's) last channel. The job ends when the down lanes have written their last row, the other stages
 //! are done and every burst it asked for has arrived.
 //! The router's top-k is the policy's (the job carries each token's experts): this unit does not
 //! yet compute routing or channel saliency itself.
@@ -222,12 +222,13 @@ impl ExpertUnit {
                 c.down_ops += (hidden * vectors) as u64;
             }
             if cal {
-                // kappa and w kappa per token on the FP32 lanes, then (c - m) scaled and added on
-                // the down lanes.
+                // kappa and w kappa per token on the FP32 lanes once SwiGLU's sums and the
+                // statistics are in; then (c - m) scaled and added, a pass on calibration lanes
+                // beside the down lanes (the same row store and cycles, so the same issue rule),
+                // once the mean row m is written: after the down lanes drained.
                 let scalars = calibration::FP32_OPS * users as u64;
-                let after_down = down.last_issue().map_or(start, |t| t + 1);
-                let asked = after_down.max(swiglu_free).max(stats_ready) + scalars.div_ceil(p.fp32_lanes as u64);
-                down.pass(asked, &user_slots, blocks);
+                let kappa_ready = swiglu_free.max(stats_ready) + scalars.div_ceil(p.fp32_lanes as u64);
+                down.pass(down.drained_at().max(kappa_ready), &user_slots, blocks);
                 c.down_busy += (users as u32 * blocks) as u64;
                 c.down_ops += (hidden * users) as u64;
                 c.fp32_ops += scalars;
@@ -240,8 +241,9 @@ impl ExpertUnit {
                 .flat_map(|t| std::iter::repeat_n(t as u32, s.experts - s.routing[t].experts.len()))
                 .collect();
             if !slots.is_empty() {
-                let after_down = down.last_issue().map_or(start, |t| t + 1);
-                down.pass(after_down.max(means_ready).max(swiglu_free), &slots, blocks);
+                // A pass like any other (the lanes' reuse rule orders it after the rows' last
+                // writes), once the means and the last channel's operands are in.
+                down.pass(means_ready.max(swiglu_free), &slots, blocks);
                 c.down_busy += (slots.len() as u32 * blocks) as u64;
                 c.down_ops += (hidden * slots.len()) as u64;
             }
