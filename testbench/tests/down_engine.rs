@@ -255,7 +255,7 @@ struct EnginePass {
 /// one more operand, restarted from +0 now and then (a new expert), and a fifth of them with
 /// each token repeated 1 to 3 times (the unrouted means' pass); each slot's first pass in a job
 /// starts from +0.
-fn engine_jobs(rng: &mut ChaCha8Rng, jobs: usize) -> Vec<(usize, Vec<EnginePass>)> {
+fn engine_jobs(rng: &mut ChaCha8Rng, jobs: usize, max_vectors: usize) -> Vec<(usize, Vec<EnginePass>)> {
     (0..jobs)
         .map(|_| {
             let hidden = match rng.random_range(0..4) {
@@ -278,7 +278,10 @@ fn engine_jobs(rng: &mut ChaCha8Rng, jobs: usize) -> Vec<(usize, Vec<EnginePass>
                     if rng.random_range(0..5) == 0 {
                         // The unrouted means' pass: each token once per expert it skipped, so a
                         // slot repeats within the pass (and stalls mid-pass on short rows).
+                        // (At most the engine's operand registers: the unit splits a longer
+                        // list into passes taken back to back, which the model times alike.)
                         slots = (0..tokens).flat_map(|t| std::iter::repeat_n(t, rng.random_range(1..=3))).collect();
+                        slots.truncate(max_vectors);
                     }
                     let first = slots
                         .iter()
@@ -326,7 +329,7 @@ fn the_down_engine_issues_as_the_model_and_its_rows_equal_the_models_accumulatio
     let mut cycle = 0u64;
     let mut y_model = vec![vec![0f32; 128]; vectors];
     let (mut elements, mut stalls, mut mid_pass_stalls) = (0usize, 0u64, 0u64);
-    for (job, (hidden, passes)) in engine_jobs(&mut rng, 400).into_iter().enumerate() {
+    for (job, (hidden, passes)) in engine_jobs(&mut rng, 400, vectors).into_iter().enumerate() {
         let blocks = hidden.div_ceil(lanes) as u32;
         // (pass index, taken, element cycles): the passes taken so far in this job.
         let mut taken: Vec<(usize, u64, Vec<u64>)> = Vec::new();

@@ -14,7 +14,9 @@
 //!                  +---------------------------------------------------------------------------+
 //! ```
 //!
-//! Contract: a pass is taken with `start` in a cycle `ready` is high (it is high while no pass
+//! Contract: a pass (of 1 to `max_tokens + 1` operands, the operand registers: the unit splits the
+//! unrouted means' longer list into passes taken back to back, timed as one) is taken with
+//! `start` in a cycle `ready` is high (it is high while no pass
 //! is issuing and in the cycle of a pass's last element, so passes follow back to back); its
 //! operands are latched then. From the next cycle the engine issues one element a cycle, `v`
 //! outer and the row block `b` inner, except that an element waits while its `(slot, block)` was
