@@ -308,7 +308,7 @@ fn engine_jobs(rng: &mut ChaCha8Rng, jobs: usize, max_vectors: usize) -> Vec<(us
 
 #[test]
 fn the_down_engine_issues_as_the_model_and_its_rows_equal_the_models_accumulation_over_random_jobs() {
-    use lacuna_model::expert_unit::down_engine::Issue;
+    use lacuna_model::expert_unit::down_engine::{Issue, PassTiming};
     let arch = lacuna_spec::Arch::preset("tiny").unwrap();
     let lanes = arch.expert_unit.down_lanes as usize;
     let vectors = arch.expert_unit.max_tokens as usize + 1;
@@ -334,22 +334,21 @@ fn the_down_engine_issues_as_the_model_and_its_rows_equal_the_models_accumulatio
         // (pass index, taken, element cycles): the passes taken so far in this job.
         let mut taken: Vec<(usize, u64, Vec<u64>)> = Vec::new();
         let mut next = 0;
-        let mut asked: Option<u64> = None;
+        // The pass asked for and not yet taken: the model's engine after it, its timing, the
+        // cycles of its elements.
+        let mut asked: Option<(Issue, PassTiming, Vec<u64>)> = None;
         let mut gap = 0u64;
-        let mut last_issue = issue.last_issue();
         loop {
             let at = |what: &str| format!("job {job} (hidden {hidden}), cycle {cycle}: {what}");
             // Ask for the next pass after a random gap; hold start until it is taken.
-            let model = if next < passes.len() && gap == 0 {
-                let pass = &passes[next];
-                let when = *asked.get_or_insert(cycle);
-                Some(issue.clone().pass_elements(when, &pass.slots, blocks))
-            } else {
-                None
-            };
+            if next < passes.len() && gap == 0 && asked.is_none() {
+                let mut after = issue.clone();
+                let (timing, cycles) = after.pass_elements(cycle, &passes[next].slots, blocks);
+                asked = Some((after, timing, cycles));
+            }
             gap = gap.saturating_sub(1);
-            rtl.set(start, model.is_some() as u64);
-            if model.is_some() {
+            rtl.set(start, asked.is_some() as u64);
+            if asked.is_some() {
                 let pass = &passes[next];
                 rtl.set(rows, hidden as u64);
                 rtl.set(nvec, pass.slots.len() as u64);
@@ -393,18 +392,16 @@ fn the_down_engine_issues_as_the_model_and_its_rows_equal_the_models_accumulatio
                 let (_, _, e) = current.unwrap();
                 mid_pass_stalls += (e[0] < cycle) as u64;
             }
-            let written = last_issue.is_none_or(|l| cycle > l + lacuna_spec::expert_unit::DOWN_LATENCY);
+            let written = issue.last_issue().is_none_or(|l| cycle > l + lacuna_spec::expert_unit::DOWN_LATENCY);
             let want_drained = !active && written;
             assert_eq!(rtl.get(drained) != 0, want_drained, "{}", at("drained"));
-            if let Some((timing, cycles)) = model {
-                if rtl.get(ready) != 0 {
-                    assert_eq!(timing.taken, cycle, "{}", at("the pass was taken in another cycle than the model's"));
-                    last_issue = Some(timing.last);
-                    issue.pass(asked.take().unwrap(), &passes[next].slots, blocks);
-                    taken.push((next, cycle, cycles));
-                    next += 1;
-                    gap = [0, 0, 0, 1, 2, 7][rng.random_range(0..6)];
-                }
+            if asked.is_some() && rtl.get(ready) != 0 {
+                let (after, timing, cycles) = asked.take().unwrap();
+                assert_eq!(timing.taken, cycle, "{}", at("the pass was taken in another cycle than the model's"));
+                issue = after;
+                taken.push((next, cycle, cycles));
+                next += 1;
+                gap = [0, 0, 0, 1, 2, 7][rng.random_range(0..6)];
             }
             let all_taken_before = next == passes.len() && taken.last().is_some_and(|(_, t, _)| *t < cycle);
             cycle += 1;
