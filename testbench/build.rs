@@ -65,13 +65,13 @@ fn main() {
         // arch): the other blocks are tested on the presets. The core alone is not built: the
         // system top holds it, and the co-simulation runs the system. The expert unit's engines
         // are built for `tiny` only: `edge`'s are the same generator with more lanes (its down
-        // engine is 14 MB of Verilog, 256 lanes).
+        // engine is 14 MB of Verilog, 256 lanes; its dot engine 16 units).
         let tiny = arch.name == "tiny";
         let wanted = |name: &str| {
             let top = name.starts_with("lacuna_system_");
             let port = name.starts_with("lacuna_mem_port_");
             let core = name.starts_with("lacuna_core_");
-            let engine = name.starts_with("lacuna_down_engine_");
+            let engine = name.starts_with("lacuna_down_engine_") || name.starts_with("lacuna_dot_engine_");
             let unit = name == "lacuna_fp16_mul" || name == "lacuna_fp32_add";
             !core && (!engine || tiny) && if cores_only { top || unit } else { i < presets || top || port }
         };

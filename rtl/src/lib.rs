@@ -58,7 +58,7 @@ pub mod widen;
 pub mod wiring;
 
 pub use emit::{emit, Direction, EmitError, Module, Port, PortDoc};
-use expert_unit::dot_engine::{dot_unit, group_dot, group_scale};
+use expert_unit::dot_engine::{self, dot_unit, group_dot, group_scale};
 use expert_unit::down_engine::{self, down_product};
 use expert_unit::swiglu::{self, down_operand};
 use expert_unit::token_quant;
@@ -90,6 +90,7 @@ pub fn blocks_where(arch: &lacuna_spec::Arch, keep: impl Fn(&str) -> bool) -> Re
         entry(name("drain"), || core::drain::Drain::from_arch(arch), core::drain::PORTS),
         entry(name("acc_lane"), || core::accumulator::AccLane::from_arch(arch), core::accumulator::LANE_PORTS),
         entry(name("down_engine"), || down_engine::engine::DownEngine::from_arch(arch), down_engine::engine::PORTS),
+        entry(name("dot_engine"), || dot_engine::engine::DotEngine::from_arch(arch), dot_engine::engine::PORTS),
         entry(fixed("lacuna_fp16_mul"), fp16_mul::Fp16Mul::default, fp16_mul::PORTS),
         entry(fixed("lacuna_fp32_add"), fp32_add::Fp32Add::default, fp32_add::PORTS),
         entry(

@@ -31,7 +31,9 @@ pub struct ExpertUnitParams {
     /// (least recently used first). 0: nothing is kept.
     pub channel_buffer_bytes: u32,
     /// Channels the fetch may run ahead of the down engine (the staging buffer, in channel
-    /// records): at least 2, so one channel is fetched while the previous one is computed.
+    /// records): at least 2, so one channel is fetched while the previous one is computed, and
+    /// at least `dot_units`, since a wave of the dot engine reads that many records at once
+    /// (`2 x dot_units` lets the next wave's records arrive while a wave computes).
     pub fetch_ahead_channels: u32,
 }
 
@@ -44,6 +46,11 @@ pub const DOWN_LATENCY: u64 = 5;
 /// read comes the cycle after the earlier one's write): the down engine stalls an element whose
 /// block issued fewer cycles ago.
 pub const DOWN_ROW_REUSE: u64 = DOWN_LATENCY - DOWN_ACC_AT + 1;
+
+/// The dot unit's pipeline (`lacuna_rtl::expert_unit::dot_engine::dot_unit`), which the model's
+/// dot engine schedules by: a row's value comes out this many cycles after its last group is
+/// presented.
+pub const DOT_LATENCY: u64 = 9;
 
 /// The most dot units, down lanes or FP32 lanes an arch may ask for.
 pub const MAX_LANES: u32 = 4096;
@@ -64,7 +71,7 @@ impl Default for ExpertUnitParams {
             max_tokens: 32,
             max_hidden: 4096,
             channel_buffer_bytes: 1 << 20,
-            fetch_ahead_channels: 8,
+            fetch_ahead_channels: 32,
         }
     }
 }
@@ -97,6 +104,13 @@ impl ExpertUnitParams {
                 self.fetch_ahead_channels
             ));
         }
+        if self.fetch_ahead_channels < self.dot_units {
+            return Err(format!(
+                "expert_unit.fetch_ahead_channels ({}) must be at least dot_units ({}): a wave of the dot \
+                 engine reads one channel record per unit, all staged at once",
+                self.fetch_ahead_channels, self.dot_units
+            ));
+        }
         Ok(())
     }
 
@@ -113,8 +127,9 @@ mod tests {
     #[test]
     fn the_default_unit_is_valid_and_each_field_out_of_range_is_named() {
         ExpertUnitParams::default().check().unwrap();
-        let cases: [(&str, fn(&mut ExpertUnitParams)); 7] = [
+        let cases: [(&str, fn(&mut ExpertUnitParams)); 8] = [
             ("fetch_ahead_channels", |p| p.fetch_ahead_channels = 1),
+            ("fetch_ahead_channels", |p| p.fetch_ahead_channels = p.dot_units - 1),
             ("dot_units", |p| p.dot_units = 0),
             ("down_lanes", |p| p.down_lanes = MAX_LANES + 1),
             ("fp32_lanes", |p| p.fp32_lanes = 0),

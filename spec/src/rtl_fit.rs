@@ -20,6 +20,7 @@
 //! | latency_cycles >= 1 | a response is registered the cycle after its request |
 //! | max_panels <= 4096 | the panel table is emitted as register arrays, 160 bits an entry |
 //! | expert_unit.down_lanes <= 256 | each lane is a module of its own in the Verilog (rust-hdl writes one per instance): `edge`'s 256 are 14 MB |
+//! | expert_unit.dot_units <= 64 | each unit is a module of its own (~4,000 flip-flops' worth of pipeline) |
 //! | expert unit output rows (max_tokens + 1 row sets x max_hidden, rounded up to whole lane blocks, power-of-two blocks) <= 1 MiB | the down engine's row store is emitted as a register array |
 
 use crate::Arch;
@@ -50,6 +51,7 @@ impl Arch {
         let store = (u.max_tokens as u64 + 1) * blocks * u.down_lanes as u64 * 4;
         let expert = [
             ("expert_unit.down_lanes", u.down_lanes as u64, 256),
+            ("expert_unit.dot_units", u.dot_units as u64, 64),
             ("the expert unit's output rows (bytes)", store, 1 << 20),
         ];
         if let Some((what, value, max)) = expert.into_iter().find(|l| l.1 > l.2) {

@@ -46,6 +46,9 @@ pub struct PolicyRow {
     pub expert_bytes_per_token: f64,
     /// Fraction of the step cycles the down engine was busy.
     pub down_utilization: f64,
+    /// Fraction of the dot units' step cycles that summed a group (a wave's idle units and the
+    /// engine's idle cycles both count against it).
+    pub dot_utilization: f64,
     /// Fraction of the steps' listed channels found in the channel buffer.
     pub buffer_hit_rate: f64,
     /// The steps' counters.
@@ -105,6 +108,10 @@ fn simulate_policy(trace: &MoeTrace, policy: &PolicyTrace, arch: &Arch, energy: 
         energy_per_token_uj: per(e.total_pj() / 1e6),
         expert_bytes_per_token: per((steps.channel_bytes + steps.stats_bytes) as f64),
         down_utilization: if step_cycles > 0 { steps.down_busy as f64 / step_cycles as f64 } else { 0.0 },
+        dot_utilization: match step_cycles * arch.expert_unit.dot_units as u64 {
+            0 => 0.0,
+            unit_cycles => steps.dot_group_ops as f64 / unit_cycles as f64,
+        },
         buffer_hit_rate: if steps.channels > 0 { steps.buffer_hits as f64 / steps.channels as f64 } else { 0.0 },
         counters: steps,
     })
@@ -170,6 +177,7 @@ pub fn run(dir: &Path, arch: &Arch, json: bool, out: Option<&Path>) -> Result<Ex
         "uJ/token",
         "vs naive",
         "expert KB/token",
+        "dot busy",
         "down busy",
         "buffer hits",
     ]);
@@ -185,6 +193,7 @@ pub fn run(dir: &Path, arch: &Arch, json: bool, out: Option<&Path>) -> Result<Ex
             format!("{:.1}", r.energy_per_token_uj),
             vs(r.energy_per_token_uj, naive.map(|n| n.energy_per_token_uj)),
             format!("{:.1}", r.expert_bytes_per_token / 1e3),
+            format!("{:.0} %", 100.0 * r.dot_utilization),
             format!("{:.0} %", 100.0 * r.down_utilization),
             format!("{:.1} %", 100.0 * r.buffer_hit_rate),
         ]);
@@ -197,11 +206,11 @@ fn write_files(out: &Path, r: &Report) -> Result<()> {
     std::fs::create_dir_all(out)?;
     std::fs::write(out.join("simulate_moe.json"), serde_json::to_string_pretty(r)? + "\n")?;
     let mut csv = String::from(
-        "policy,tokens_per_step,generated,steps,step_cycles,prefill_cycles,latency_per_token_us,energy_per_token_uj,expert_bytes_per_token,down_utilization,buffer_hit_rate,arch,arch_hash\n",
+        "policy,tokens_per_step,generated,steps,step_cycles,prefill_cycles,latency_per_token_us,energy_per_token_uj,expert_bytes_per_token,dot_utilization,down_utilization,buffer_hit_rate,arch,arch_hash\n",
     );
     for p in &r.policies {
         csv.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             p.policy,
             p.tokens_per_step,
             p.generated,
@@ -211,6 +220,7 @@ fn write_files(out: &Path, r: &Report) -> Result<()> {
             p.latency_per_token_us,
             p.energy_per_token_uj,
             p.expert_bytes_per_token,
+            p.dot_utilization,
             p.down_utilization,
             p.buffer_hit_rate,
             r.arch,

@@ -1,19 +1,20 @@
-//! `dot_engine`: the gate and up projections of one channel for the tokens routed to its expert,
-//! on `dot_units` INT8 x INT4 group units.
+//! `dot_engine`: the gate and up projections, in waves of up to `dot_units` channels of one
+//! expert, one channel a unit, on INT8 x INT4 group units (as the RTL's `DotEngine`).
 //!
 //! Contract: each unit takes one (token, row, group) a cycle and returns its exact INT32 sum of
 //! `lacuna_spec::a8w4::GROUP` products; beside it an FP32 multiply then an FP32 add (each
 //! rounded: not fused) scale the sum by the group's FP16 scale and add it to the row's
-//! accumulator in group order, and the last group's
-//! result is multiplied by the token's activation scale (rule 1 of `lacuna_spec::a8w4`). A
-//! channel takes `ceil(2 x groups x tokens / dot_units)` cycles.
+//! accumulator in group order, and the last group's result is multiplied by the token's
+//! activation scale (rule 1 of `lacuna_spec::a8w4`). A wave is up to `dot_units` consecutive
+//! channels of one expert, all in lock step: every cycle each unit takes the same (token, group,
+//! gate or up) of its own channel, so one activation group read serves all units. A wave issues
+//! its users' rows `(user, group, gate then up)` (user outer) one element a cycle, `2 x groups x
+//! users` cycles ([`Waves`]); a row's value comes out `DOT_LATENCY` cycles after its last group.
+//! A wave's last channels leave units idle when an expert's channels are not a multiple of
+//! `dot_units`.
 
 use lacuna_spec::a8w4::{group_dot, groups, ExpertChannel, Int8Vector};
-
-/// Cycles of one channel for `tokens` tokens.
-pub fn cycles(hidden: usize, tokens: usize, dot_units: u32) -> u64 {
-    (2 * groups(hidden) * tokens).div_ceil(dot_units as usize) as u64
-}
+use lacuna_spec::expert_unit::DOT_LATENCY;
 
 /// Group operations of one channel for `tokens` tokens.
 pub fn group_ops(hidden: usize, tokens: usize) -> u64 {
@@ -35,4 +36,78 @@ pub fn gate_up(channel: &ExpertChannel, tokens: &[&Int8Vector]) -> Vec<(f32, f32
             (acc[0] * x.scale, acc[1] * x.scale)
         })
         .collect()
+}
+
+/// The dot engine's wave timing, as the RTL's `DotEngine` issues: a wave is taken in a cycle
+/// the previous wave issues its last element or later, and issues its elements from the next
+/// cycle, one a cycle, with no stall (a unit's two accumulator slots alternate, so each slot's
+/// groups are two cycles apart, its loop).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Waves {
+    last: Option<u64>,
+}
+
+/// A wave's timing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaveTiming {
+    /// The cycle the wave was taken.
+    pub taken: u64,
+    /// The cycle its first element issued.
+    pub first: u64,
+    /// The cycle its last element issued (a next wave may be taken in it).
+    pub last: u64,
+}
+
+impl WaveTiming {
+    /// The cycle user `i`'s gate (`up` false) or up row's value comes out.
+    pub fn value_at(&self, groups: u64, i: u64, up: bool) -> u64 {
+        self.first + 2 * groups * (i + 1) - 2 + up as u64 + DOT_LATENCY
+    }
+
+    /// The cycle the wave's last value comes out.
+    pub fn done_at(&self) -> u64 {
+        self.last + DOT_LATENCY
+    }
+}
+
+impl Waves {
+    /// An idle engine.
+    pub fn new() -> Waves {
+        Waves::default()
+    }
+
+    /// The earliest cycle a wave is taken: any while idle, else the cycle of the last issue.
+    pub fn ready_at(&self) -> u64 {
+        self.last.unwrap_or(0)
+    }
+
+    /// Issues a wave asked for in cycle `asked` over `users` tokens (at least 1) and `groups`
+    /// groups a row (at least 1).
+    pub fn wave(&mut self, asked: u64, users: u64, groups: u64) -> WaveTiming {
+        let taken = asked.max(self.ready_at());
+        let last = taken + 2 * groups * users;
+        self.last = Some(last);
+        WaveTiming { taken, first: taken + 1, last }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waves_follow_back_to_back_and_each_row_comes_out_the_dot_latency_after_its_last_group() {
+        let mut w = Waves::new();
+        // Two users of 3 groups: 12 elements from cycle 6.
+        let a = w.wave(5, 2, 3);
+        assert_eq!(a, WaveTiming { taken: 5, first: 6, last: 17 });
+        // User 0's gate: its last group is element 4 (cycle 10); up the cycle after.
+        assert_eq!((a.value_at(3, 0, false), a.value_at(3, 0, true)), (10 + DOT_LATENCY, 11 + DOT_LATENCY));
+        assert_eq!(a.value_at(3, 1, true), a.done_at());
+        // Asked early, the next is taken in the last cycle and follows at once.
+        let b = w.wave(0, 1, 1);
+        assert_eq!(b, WaveTiming { taken: 17, first: 18, last: 19 });
+        // Asked late, it waits for nothing.
+        assert_eq!(w.wave(100, 1, 1).first, 101);
+    }
 }

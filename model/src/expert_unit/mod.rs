@@ -10,21 +10,25 @@
 //!
 //! Contract: [`ExpertUnit::run`] refuses a job [`ExpertJob::check`] refuses; otherwise its
 //! outputs are bit-identical to `lacuna_golden::expert::expert_job`, and its cycles follow the
-//! pipeline rule: the token quantization first (3 FP32 operations a value); then channel by
-//! channel in the job's order (experts ascending, channels ascending) fetch -> dot -> swiglu ->
-//! down, each stage taking a channel when the previous stage has finished it and it has
-//! finished the channel before; the fetch of a channel waits until the down engine has finished
-//! the channel `fetch_ahead_channels` before it (the staging buffer; a listed channel no token
-//! uses frees its slot on arrival); a channel held by the channel buffer arrives the cycle after
-//! its slot frees. Statistics have their own buffer; a calibrated expert's down stage waits for
-//! them. The down stage is the RTL's (`down_engine::Issue`): a channel's pass is asked for when
-//! SwiGLU has finished the channel (and its statistics are in), taken once the previous pass
-//! issued its last block, and issues `vectors x ceil(hidden / down_lanes)` row blocks, stalling
-//! where a block would return to a row within the lane's reuse distance; the channel's staging
-//! slot frees after its last block. An expert's calibration terms (kappa on the FP32 lanes, then
-//! the terms on calibration lanes beside the down lanes, same store and cycles, once the mean row
-//! is written) and the unrouted means are passes after the expert's (the job's) last channel. The job ends when the down lanes have written their last row, the other stages
-//! are done and every burst it asked for has arrived.
+//! pipeline rule: the token quantization first (3 FP32 operations a value); then, in the job's
+//! order (experts ascending, channels ascending), fetch -> dot -> swiglu -> down. The fetch of a
+//! channel waits until the down engine has finished the channel `fetch_ahead_channels` before it
+//! (the staging buffer; a listed channel no token uses frees its slot on arrival); a channel held
+//! by the channel buffer arrives the cycle after its slot frees. The dot stage is the RTL's
+//! (`dot_engine::Waves`): an expert's channels in waves of up to `dot_units`, a wave asked once
+//! all its records are staged and SwiGLU has read the wave before the previous one's results
+//! (two result buffers), its values out `DOT_LATENCY` cycles after their last groups. SwiGLU
+//! takes a channel when its wave's values are out and it has finished the channel before.
+//! Statistics have their own buffer; a calibrated expert's down stage waits for them. The down
+//! stage is the RTL's (`down_engine::Issue`): a channel's pass is asked for when SwiGLU has
+//! finished the channel (and its statistics are in), taken once the previous pass issued its
+//! last block, and issues `vectors x ceil(hidden / down_lanes)` row blocks, stalling where a
+//! block would return to a row within the lane's reuse distance; the channel's staging slot
+//! frees after its last block. An expert's calibration terms (kappa on the FP32 lanes, then the
+//! terms on calibration lanes beside the down lanes, same store and cycles, once the mean row is
+//! written) and the unrouted means are passes after the expert's (the job's) last channel. The
+//! job ends when the down lanes have written their last row, the other stages are done and every
+//! burst it asked for has arrived.
 //! The router's top-k is the policy's (the job carries each token's experts): this unit does not
 //! yet compute routing or channel saliency itself.
 
@@ -66,6 +70,9 @@ pub struct ExpertCounters {
     pub stats_bytes: u64,
     /// INT8 x INT4 group operations (32 products and their INT32 sum each).
     pub dot_group_ops: u64,
+    /// Cycles the dot engine issued an element (its wave's units busy; a wave of fewer
+    /// channels than units leaves the others idle).
+    pub dot_busy: u64,
     /// FP32 lane operations (quantization, SwiGLU, calibration).
     pub fp32_ops: u64,
     /// Down-lane operations (a product added, or a calibration or mean term added).
@@ -142,10 +149,9 @@ impl ExpertUnit {
     }
 
     fn schedule(&mut self, s: &JobShape, layer: u32, mem: &mut Memory, start: u64) -> (u64, ExpertCounters) {
-        let p = &self.params;
+        let p = self.params.clone();
         let hidden = s.hidden;
         let map = AddressMap { experts: s.experts as u64, expert_ffn: s.expert_ffn as u64, hidden: hidden as u64 };
-        let record = channel_bytes(hidden);
         let before = mem.bytes;
         let mut c = ExpertCounters { jobs: 1, tokens: s.tokens as u64, ..Default::default() };
 
@@ -157,7 +163,11 @@ impl ExpertUnit {
             true => fetch.fetch(mem, MemClient::ExpertStats, map.means(layer as u64), map.means_bytes(), start),
             false => start,
         };
-        let (mut dot_free, mut swiglu_free) = (ready, ready);
+        let mut swiglu_free = ready;
+        // The dot engine's waves, and when SwiGLU finished reading each one's results.
+        let mut dots = dot_engine::Waves::new();
+        let mut waves_read: Vec<u64> = Vec::new();
+        let groups = lacuna_spec::a8w4::groups(hidden) as u64;
         // The down lanes issue pass by pass (a channel's column, the calibration terms, the
         // unrouted means), one row block of one operand a cycle (`down_engine::Issue`).
         let mut down = down_engine::Issue::new();
@@ -167,7 +177,6 @@ impl ExpertUnit {
         let mut down_done: VecDeque<u64> = VecDeque::new();
         // A job ends when every burst it asked for has arrived, used or not.
         let mut last_arrival = means_ready;
-        let ahead = p.fetch_ahead_channels as usize;
         for e in s.experts_touched() {
             let user_slots: Vec<u32> =
                 (0..s.tokens).filter(|&t| s.routing[t].experts.contains(&e)).map(|t| t as u32).collect();
@@ -188,38 +197,47 @@ impl ExpertUnit {
             if cal {
                 slots.push(mean_slot);
             }
-            for j in channels {
-                c.channels += 1;
-                let key = ChannelKey { block: layer, expert: e, channel: j as u32 };
-                let slot = if down_done.len() >= ahead { down_done[down_done.len() - ahead] } else { start };
-                let arrive = if self.buffer.lookup(key) {
-                    c.buffer_hits += 1;
-                    c.buffer_bytes += record;
-                    slot.max(start) + 1
-                } else {
-                    let addr = map.channel(layer as u64, e.0 as u64, j as u64);
-                    let done = fetch.fetch(mem, MemClient::ExpertChannels, addr, record, slot);
-                    self.buffer.insert(key, record);
-                    done
-                };
-                last_arrival = last_arrival.max(arrive);
+            // The dot engine takes the expert's channels in waves of up to `dot_units` (one a
+            // unit, in lock step: [`dot_engine`]); a wave's records must all be staged.
+            for wave in channels.chunks(p.dot_units as usize) {
+                let mut staged = ready;
+                let first = down_done.len();
+                for (m, &j) in wave.iter().enumerate() {
+                    c.channels += 1;
+                    let key = ChannelKey { block: layer, expert: e, channel: j as u32 };
+                    let arrive = self.arrival(key, first + m, &mut fetch, mem, &map, &down_done, start, &mut c);
+                    last_arrival = last_arrival.max(arrive);
+                    staged = staged.max(arrive);
+                    if users == 0 {
+                        // Listed but used by no token: its slot frees as it arrives.
+                        down_done.push_back(arrive);
+                    }
+                }
                 if users == 0 {
-                    // Listed but used by no token: its slot frees as it arrives.
-                    down_done.push_back(arrive);
                     continue;
                 }
-                let dot_end = arrive.max(dot_free) + dot_engine::cycles(hidden, users, p.dot_units);
-                dot_free = dot_end;
-                let swiglu_end = dot_end.max(swiglu_free) + swiglu::cycles(users, cal, p.fp32_lanes);
-                swiglu_free = swiglu_end;
-                let vectors = slots.len();
-                let pass = down.pass(swiglu_end.max(stats_ready), &slots, blocks);
-                c.down_busy += (vectors as u32 * blocks) as u64;
-                // The staging slot frees once the column's last block is read.
-                down_done.push_back(pass.last + 1);
-                c.dot_group_ops += dot_engine::group_ops(hidden, users);
-                c.fp32_ops += swiglu::ops(cal) * users as u64;
-                c.down_ops += (hidden * vectors) as u64;
+                // The units' results wait in two buffers for SwiGLU: a wave overwrites the one
+                // of the wave before the previous, so it waits until SwiGLU has read that one.
+                let buffer_free = match waves_read.len() {
+                    n if n >= 2 => waves_read[n - 2],
+                    _ => start,
+                };
+                let wt = dots.wave(staged.max(buffer_free), users as u64, groups);
+                c.dot_busy += wt.last - wt.first + 1;
+                let dot_end = wt.done_at() + 1;
+                for _ in wave {
+                    let swiglu_end = dot_end.max(swiglu_free) + swiglu::cycles(users, cal, p.fp32_lanes);
+                    swiglu_free = swiglu_end;
+                    let vectors = slots.len();
+                    let pass = down.pass(swiglu_end.max(stats_ready), &slots, blocks);
+                    c.down_busy += (vectors as u32 * blocks) as u64;
+                    // The staging slot frees once the column's last block is read.
+                    down_done.push_back(pass.last + 1);
+                    c.dot_group_ops += dot_engine::group_ops(hidden, users);
+                    c.fp32_ops += swiglu::ops(cal) * users as u64;
+                    c.down_ops += (hidden * vectors) as u64;
+                }
+                waves_read.push(swiglu_free);
             }
             if cal {
                 // kappa and w kappa per token on the FP32 lanes once SwiGLU's sums and the
@@ -248,12 +266,47 @@ impl ExpertUnit {
                 c.down_ops += (hidden * slots.len()) as u64;
             }
         }
-        let end = down.drained_at().max(dot_free).max(swiglu_free).max(last_arrival);
+        let end = down.drained_at().max(swiglu_free).max(last_arrival);
         c.cycles = end - start;
         c.channel_bytes = mem.bytes.expert_channels - before.expert_channels;
         c.stats_bytes = mem.bytes.expert_stats - before.expert_stats;
         self.counters.add(&c);
         (end, c)
+    }
+}
+
+impl ExpertUnit {
+    /// The cycle channel `key`, the job's `position`-th, is staged: from the channel buffer the
+    /// cycle after its staging slot frees, else fetched once the slot frees (the down engine has
+    /// finished the channel `fetch_ahead_channels` before it, which `down_done` holds: a wave's
+    /// channels are fewer than `fetch_ahead_channels`, so that one is in an earlier wave).
+    #[allow(clippy::too_many_arguments)]
+    fn arrival(
+        &mut self,
+        key: ChannelKey,
+        position: usize,
+        fetch: &mut ChannelFetch,
+        mem: &mut Memory,
+        map: &AddressMap,
+        down_done: &VecDeque<u64>,
+        start: u64,
+        c: &mut ExpertCounters,
+    ) -> u64 {
+        let ahead = self.params.fetch_ahead_channels as usize;
+        let record = channel_bytes(map.hidden as usize);
+        let slot = match position.checked_sub(ahead) {
+            Some(i) => down_done[i],
+            None => start,
+        };
+        if self.buffer.lookup(key) {
+            c.buffer_hits += 1;
+            c.buffer_bytes += record;
+            return slot.max(start) + 1;
+        }
+        let addr = map.channel(key.block as u64, key.expert.0 as u64, key.channel as u64);
+        let done = fetch.fetch(mem, MemClient::ExpertChannels, addr, record, slot);
+        self.buffer.insert(key, record);
+        done
     }
 }
 
@@ -377,6 +430,7 @@ impl ExpertCounters {
         self.channel_bytes += o.channel_bytes;
         self.stats_bytes += o.stats_bytes;
         self.dot_group_ops += o.dot_group_ops;
+        self.dot_busy += o.dot_busy;
         self.fp32_ops += o.fp32_ops;
         self.down_ops += o.down_ops;
         self.down_busy += o.down_busy;
