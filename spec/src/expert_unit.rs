@@ -33,7 +33,8 @@ pub struct ExpertUnitParams {
     /// Channels the fetch may run ahead of the down engine (the staging buffer, in channel
     /// records): at least 2, so one channel is fetched while the previous one is computed, and
     /// at least `dot_units`, since a wave of the dot engine reads that many records at once
-    /// (`2 x dot_units` lets the next wave's records arrive while a wave computes).
+    /// (`3 x dot_units` lets the next wave's records arrive while a wave computes and the one
+    /// before is in the down engine).
     pub fetch_ahead_channels: u32,
 }
 
@@ -71,7 +72,7 @@ impl Default for ExpertUnitParams {
             max_tokens: 32,
             max_hidden: 4096,
             channel_buffer_bytes: 1 << 20,
-            fetch_ahead_channels: 32,
+            fetch_ahead_channels: 48,
         }
     }
 }

@@ -16,8 +16,9 @@
 //! (the staging buffer; a listed channel no token uses frees its slot on arrival); a channel held
 //! by the channel buffer arrives the cycle after its slot frees. The dot stage is the RTL's
 //! (`dot_engine::Waves`): an expert's channels in waves of up to `dot_units`, a wave asked once
-//! all its records are staged and SwiGLU has read the wave before the previous one's results
-//! (two result buffers), its values out `DOT_LATENCY` cycles after their last groups. SwiGLU
+//! all its records are staged and the down engine has taken the last pass of the wave before the
+//! previous one (SwiGLU writes a wave's down operands into one of two banks), its values out
+//! `DOT_LATENCY` cycles after their last groups. SwiGLU
 //! takes a channel when its wave's values are out and it has finished the channel before.
 //! Statistics have their own buffer; a calibrated expert's down stage waits for them. The down
 //! stage is the RTL's (`down_engine::Issue`): a channel's pass is asked for when SwiGLU has
@@ -164,9 +165,9 @@ impl ExpertUnit {
             false => start,
         };
         let mut swiglu_free = ready;
-        // The dot engine's waves, and when SwiGLU finished reading each one's results.
+        // The dot engine's waves, and when the down engine took each one's last pass.
         let mut dots = dot_engine::Waves::new();
-        let mut waves_read: Vec<u64> = Vec::new();
+        let mut waves_taken: Vec<u64> = Vec::new();
         let groups = lacuna_spec::a8w4::groups(hidden) as u64;
         // The down lanes issue pass by pass (a channel's column, the calibration terms, the
         // unrouted means), one row block of one operand a cycle (`down_engine::Issue`).
@@ -216,20 +217,24 @@ impl ExpertUnit {
                 if users == 0 {
                     continue;
                 }
-                // The units' results wait in two buffers for SwiGLU: a wave overwrites the one
-                // of the wave before the previous, so it waits until SwiGLU has read that one.
-                let buffer_free = match waves_read.len() {
-                    n if n >= 2 => waves_read[n - 2],
+                // SwiGLU writes a wave's down operands into one of two banks as its values come
+                // out; the down engine latches a pass's operands when it takes the pass. So a
+                // wave waits until the down engine has taken the last pass of the wave before the
+                // previous one (whose bank it reuses).
+                let bank_free = match waves_taken.len() {
+                    n if n >= 2 => waves_taken[n - 2],
                     _ => start,
                 };
-                let wt = dots.wave(staged.max(buffer_free), users as u64, groups);
+                let wt = dots.wave(staged.max(bank_free), users as u64, groups);
                 c.dot_busy += wt.last - wt.first + 1;
                 let dot_end = wt.done_at() + 1;
+                let mut last_taken = start;
                 for _ in wave {
                     let swiglu_end = dot_end.max(swiglu_free) + swiglu::cycles(users, cal, p.fp32_lanes);
                     swiglu_free = swiglu_end;
                     let vectors = slots.len();
                     let pass = down.pass(swiglu_end.max(stats_ready), &slots, blocks);
+                    last_taken = pass.taken;
                     c.down_busy += (vectors as u32 * blocks) as u64;
                     // The staging slot frees once the column's last block is read.
                     down_done.push_back(pass.last + 1);
@@ -237,7 +242,7 @@ impl ExpertUnit {
                     c.fp32_ops += swiglu::ops(cal) * users as u64;
                     c.down_ops += (hidden * vectors) as u64;
                 }
-                waves_read.push(swiglu_free);
+                waves_taken.push(last_taken);
             }
             if cal {
                 // kappa and w kappa per token on the FP32 lanes once SwiGLU's sums and the
