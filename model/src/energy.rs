@@ -172,7 +172,8 @@ impl EnergyTable {
 
     /// Energy of the expert unit's counted work. Per group operation: 32 INT8 multiplies (an
     /// upper bound for INT8 x INT4) and INT32 adds, one FP32 multiply and add (the scaling), and
-    /// 12 32-bit SRAM reads (16 bytes of weights from the staging buffer, 32 of the token).
+    /// 4 32-bit SRAM reads (16 bytes of weights from the staging buffer); per cycle the dot
+    /// engine issues, 8 (the token's 32 bytes, one read for all the wave's units in lock step).
     /// Per down operation: an FP16 multiply (the FP16 x INT4 product, an upper bound), an FP32
     /// add and an output-buffer read and write (32-bit SRAM). Per FP32 lane operation: a multiply
     /// and an add. Each fetched byte is written once into the channel buffer (which stages it),
@@ -182,7 +183,8 @@ impl EnergyTable {
         let buffer = fetched.div_ceil(4) + c.buffer_bytes.div_ceil(4);
         ExpertEnergy {
             dram_pj: fetched as f64 * 8.0 * self.pj("dram_bit"),
-            sram_pj: (buffer + 12 * c.dot_group_ops + 2 * c.down_ops) as f64 * self.pj("sram_access_32b"),
+            sram_pj: (buffer + 4 * c.dot_group_ops + 8 * c.dot_busy + 2 * c.down_ops) as f64
+                * self.pj("sram_access_32b"),
             dot_pj: c.dot_group_ops as f64
                 * (32.0 * (self.pj("int8_mul") + self.pj("int_add")) + self.pj("fp32_mul") + self.pj("fp32_add")),
             fp32_pj: c.fp32_ops as f64 * (self.pj("fp32_mul") + self.pj("fp32_add")),

@@ -225,10 +225,10 @@ fn run_waves(arch: &Arch, tokens: &[Int8Vector], waves: &[Wave], rng: &mut ChaCh
             expected[d.1] = Some(d);
         }
         assert!(due.front().is_none_or(|d| d.0 > cycle), "a value of cycle {} was missed", due[0].0);
-        for u in 0..n_units {
+        for (u, expected) in expected.iter().enumerate() {
             let valid = rtl.get(io.out_valid[u]) != 0;
-            assert_eq!(valid, expected[u].is_some(), "cycle {cycle}, unit {u}: out_valid, expected {:?}", expected[u]);
-            if let Some((_, _, i, up, want)) = expected[u] {
+            assert_eq!(valid, expected.is_some(), "cycle {cycle}, unit {u}: out_valid, expected {expected:?}");
+            if let Some((_, _, i, up, want)) = *expected {
                 let got = rtl.get(io.value[u]) as u32;
                 assert_eq!(
                     (rtl.get(io.out_user) as usize, rtl.get(io.out_up) != 0),
@@ -310,41 +310,53 @@ fn the_dot_engine_issues_as_the_model_and_every_row_is_the_specs_row_dot_over_ra
 }
 
 #[test]
-fn a_non_finite_scale_sets_the_engines_invalid_flag_until_clear() {
+fn a_non_finite_scale_or_token_scale_sets_the_engines_invalid_flag_after_its_row_until_clear() {
+    use lacuna_spec::expert_unit::DOT_LATENCY;
     let arch = Arch::preset("tiny").unwrap();
     let (mut rtl, io) = engine(&arch);
     rtl.set(io.reset, 1);
     rtl.cycle();
     rtl.set(io.reset, 0);
-    // One unit, one user, one group: the scale is NaN, then Inf.
-    for bad in [0x7e00u64, 0xfc00] {
-        rtl.set(io.units, 1);
+    let one = 1f32.to_bits() as u64;
+    // (unit with the bad scale, on the up row (else gate), the token scale bad instead).
+    let cases: [(usize, bool, Option<u64>, u64); 4] = [
+        (0, true, Some(0x7e00), 0),
+        (1, true, Some(0xfc00), 0),
+        (1, false, Some(0x7c00), 0),
+        (0, false, None, f32::NAN.to_bits() as u64),
+    ];
+    for (unit, on_up, bad_scale, bad_token) in cases {
+        let what = format!("unit {unit}, up {on_up}, scale {bad_scale:?}, token scale {bad_token:#x}");
+        // A wave of both units, one user, one group, taken in cycle 0: gate issues in 1, up in 2.
+        rtl.set(io.units, 2);
         rtl.set(io.users, 1);
         rtl.set(io.groups, 1);
         rtl.set(io.user_slot[0], 0);
         rtl.set(io.start, 1);
-        rtl.set(io.token_scale, 1f32.to_bits() as u64);
-        rtl.set(io.scale[0], 0x3c00);
-        rtl.cycle();
-        rtl.set(io.start, 0);
-        // Gate with a good scale, up with the bad one.
-        rtl.cycle();
-        rtl.set(io.scale[0], bad);
-        rtl.cycle();
-        rtl.set(io.scale[0], 0x3c00);
         let mut flagged_at = None;
-        for c in 0..20 {
+        for cycle in 0..20u64 {
+            let element_up = cycle == 2;
+            let issuing = cycle == 1 || cycle == 2;
+            for u in 0..2 {
+                let bad = issuing && u == unit && element_up == on_up;
+                rtl.set(io.scale[u], bad_scale.filter(|_| bad).unwrap_or(0x3c00));
+            }
+            let token_bad = issuing && bad_token != 0 && element_up == on_up;
+            rtl.set(io.token_scale, if token_bad { bad_token } else { one });
             rtl.cycle();
+            rtl.set(io.start, 0);
             if flagged_at.is_none() && rtl.get(io.invalid) != 0 {
-                flagged_at = Some(c);
+                flagged_at = Some(cycle);
             }
         }
-        assert!(flagged_at.is_some(), "scale {bad:#06x}: invalid never set");
-        assert_ne!(rtl.get(io.invalid), 0, "scale {bad:#06x}: invalid is sticky");
+        // The row's value comes out DOT_LATENCY cycles after its (last) group; the flag the cycle after.
+        let row_at = if on_up { 2 } else { 1 };
+        assert_eq!(flagged_at, Some(row_at + DOT_LATENCY + 1), "{what}: invalid set when the row comes out");
+        assert_ne!(rtl.get(io.invalid), 0, "{what}: invalid is sticky");
         rtl.set(io.clear, 1);
         rtl.cycle();
         rtl.set(io.clear, 0);
         rtl.cycle();
-        assert_eq!(rtl.get(io.invalid), 0, "scale {bad:#06x}: clear resets invalid");
+        assert_eq!(rtl.get(io.invalid), 0, "{what}: clear resets invalid");
     }
 }

@@ -113,7 +113,8 @@ impl ExpertUnit {
         }
     }
 
-    /// Runs `job` of mixture block `layer` from cycle `start` on `mem`: its outputs and timing.
+    /// Runs `job` of mixture block `layer` from cycle `start` on `mem`: its outputs and timing
+    /// (refused when the unit's parameters are out of range, as `Arch` validation refuses them).
     pub fn run(
         &mut self,
         job: &ExpertJob,
@@ -122,6 +123,7 @@ impl ExpertUnit {
         mem: &mut Memory,
         start: u64,
     ) -> Result<ExpertRun, String> {
+        self.params.check()?;
         job.check(block, &self.params)?;
         let shape = JobShape {
             hidden: block.hidden,
@@ -145,6 +147,7 @@ impl ExpertUnit {
         mem: &mut Memory,
         start: u64,
     ) -> Result<(u64, ExpertCounters), String> {
+        self.params.check()?;
         shape.check(&self.params)?;
         Ok(self.schedule(shape, layer, mem, start))
     }
@@ -284,7 +287,8 @@ impl ExpertUnit {
     /// The cycle channel `key`, the job's `position`-th, is staged: from the channel buffer the
     /// cycle after its staging slot frees, else fetched once the slot frees (the down engine has
     /// finished the channel `fetch_ahead_channels` before it, which `down_done` holds: a wave's
-    /// channels are fewer than `fetch_ahead_channels`, so that one is in an earlier wave).
+    /// channels are at most `dot_units`, which `ExpertUnitParams::check` holds to at most
+    /// `fetch_ahead_channels`, so that one is in an earlier wave).
     #[allow(clippy::too_many_arguments)]
     fn arrival(
         &mut self,

@@ -27,9 +27,12 @@
 //! packs them) and its FP16 scale. The row's FP32 value (`lacuna_spec::a8w4::row_dot`, rule 1,
 //! every step rounded as the golden rounds it) comes out of unit `u` with `out_valid[u]`,
 //! `value[u]` `DOT_LATENCY` (9) cycles after the row's last group, `out_user` and `out_up` naming
-//! the user and the row; units at or above `units` are idle during the wave. `idle`: nothing to
-//! issue and no value still to come out. `invalid` is sticky until `clear`: a row had an Inf or
-//! NaN scale or token scale. The model's `dot_engine::Waves` computes the same cycles.
+//! the user and the row; units at or above `units` take nothing in the wave (they may still give
+//! the previous wave's last values in its first cycles). `idle`: nothing to issue and no value
+//! still to come out (`ready` is high earlier, while the last values drain). `invalid` is sticky
+//! until `clear`: a row had an Inf or NaN scale or token scale (`clear` wins over a flag arriving
+//! in its cycle: a job clears once the engine is idle). The model's `dot_engine::Waves` computes
+//! the same cycles.
 //!
 //! Why lock step, one channel a unit: rule 1 adds a row's groups in order, so a row is not split
 //! across units; splitting tokens across units would give a one-token step `2 x groups` cycles
@@ -58,7 +61,7 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("users", "the tokens the wave's expert serves, 1..=max_tokens"),
     ("groups", "groups a row: ceil(hidden / 32), 1..=ceil(max_hidden / 32)"),
     ("user_slot", "user i's token slot in the activation store, 0..max_tokens"),
-    ("ready", "a start is taken this cycle"),
+    ("ready", "a start would be taken this cycle (no wave issuing, or its last element issuing)"),
     ("x_slot", "the token slot of the element issuing this cycle"),
     ("group", "its group"),
     ("up", "its row: 0 gate, 1 up"),
