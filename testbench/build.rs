@@ -71,7 +71,9 @@ fn main() {
             let top = name.starts_with("lacuna_system_");
             let port = name.starts_with("lacuna_mem_port_");
             let core = name.starts_with("lacuna_core_");
-            let engine = name.starts_with("lacuna_down_engine_") || name.starts_with("lacuna_dot_engine_");
+            let engine = name.starts_with("lacuna_down_engine_")
+                || name.starts_with("lacuna_dot_engine_")
+                || name.starts_with("lacuna_swiglu_engine_");
             let unit = name == "lacuna_fp16_mul" || name == "lacuna_fp32_add";
             !core && (!engine || tiny) && if cores_only { top || unit } else { i < presets || top || port }
         };

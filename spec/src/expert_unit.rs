@@ -53,6 +53,11 @@ pub const DOWN_ROW_REUSE: u64 = DOWN_LATENCY - DOWN_ACC_AT + 1;
 /// presented.
 pub const DOT_LATENCY: u64 = 9;
 
+/// The SwiGLU engine (`lacuna_rtl::expert_unit::swiglu::engine`), which the model's SwiGLU stage
+/// schedules by: the down operand of a user's channel `u` of a wave comes out this many cycles,
+/// plus `u`, after the user's up value (one lane, the wave's channels in order).
+pub const SWIGLU_OUT_AFTER_UP: u64 = 25;
+
 /// The most dot units, down lanes or FP32 lanes an arch may ask for.
 pub const MAX_LANES: u32 = 4096;
 /// The most tokens a job may carry.

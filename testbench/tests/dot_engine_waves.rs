@@ -1,6 +1,7 @@
-//! The dot engine (`lacuna_dot_engine_tiny`: two dot units in lock step), Verilated, against
+//! The dot engine (`lacuna_dot_engine_tiny`: four dot units in lock step), Verilated, against
 //! the model's `dot_engine::Waves` cycle for cycle and the spec's `row_dot` bit for bit: random
-//! waves (1 to `dot_units` channels, 1 to `max_tokens` users in any slots, hidden sizes 1 to
+//! waves (1 to `dot_units` channels, users paced to the channels where they outnumber a user's
+//! elements, 1 to `max_tokens` users in any slots, hidden sizes 1 to
 //! `max_hidden` with short last groups), asked for at random cycles (before, at and after the
 //! previous wave's end), every element's activation and weight read checked in its cycle, every
 //! row value and its cycle, the idle units silent, `idle` when the last value is out. Synthetic
@@ -112,8 +113,9 @@ type Due = (u64, usize, usize, bool, u32);
 
 /// Runs `waves` on the engine (each asked `ask_after` cycles after the previous one, `start` held
 /// until taken) with the token store `tokens`; checks each take, each element's reads, each
-/// value against the model and the spec; returns the values checked.
-fn run_waves(arch: &Arch, tokens: &[Int8Vector], waves: &[Wave], rng: &mut ChaCha8Rng) -> usize {
+/// value against the model and the spec; returns the values checked and the waves whose users
+/// were paced (more channels than elements a user).
+fn run_waves(arch: &Arch, tokens: &[Int8Vector], waves: &[Wave], rng: &mut ChaCha8Rng) -> (usize, usize) {
     let (mut rtl, io) = engine(arch);
     let n_units = arch.expert_unit.dot_units as usize;
     rtl.set(io.reset, 1);
@@ -131,6 +133,7 @@ fn run_waves(arch: &Arch, tokens: &[Int8Vector], waves: &[Wave], rng: &mut ChaCh
     let mut elements: VecDeque<(u64, usize, usize, usize, bool)> = VecDeque::new();
     let mut due: VecDeque<Due> = VecDeque::new();
     let mut checked = 0;
+    let mut paced = 0;
     let mut last_value = 0u64;
     loop {
         if next == waves.len() && elements.is_empty() && due.is_empty() && cycle > last_value + 2 {
@@ -155,28 +158,27 @@ fn run_waves(arch: &Arch, tokens: &[Int8Vector], waves: &[Wave], rng: &mut ChaCh
             let w = &waves[next];
             let asked = asked_at + w.ask_after;
             let groups = groups(w.hidden) as u64;
-            let t: WaveTiming = model.wave(asked, w.slots.len() as u64, groups);
+            let t: WaveTiming = model.wave(asked, w.slots.len() as u64, groups, w.rows.len() as u64);
             assert_eq!(
                 t.taken, cycle,
                 "wave {next} (asked in cycle {asked}): taken by the RTL in {cycle}, by the model in {}",
                 t.taken
             );
-            let mut c = t.first;
+            paced += (t.pace > 2 * groups) as usize;
             for i in 0..w.slots.len() {
                 for g in 0..groups as usize {
                     for up in [false, true] {
-                        elements.push_back((c, next, i, g, up));
-                        c += 1;
+                        let k = (2 * g + up as usize) as u64;
+                        elements.push_back((t.element_at(i as u64, k), next, i, g, up));
                     }
                 }
                 for up in [false, true] {
                     for (u, rows) in w.rows.iter().enumerate() {
                         let want = row_dot(&tokens[w.slots[i]], &rows[up as usize]).to_bits();
-                        due.push_back((t.value_at(groups, i as u64, up), u, i, up, want));
+                        due.push_back((t.value_at(i as u64, up), u, i, up, want));
                     }
                 }
             }
-            assert_eq!(c - 1, t.last);
             asked_at = asked;
             next += 1;
         }
@@ -246,8 +248,10 @@ fn run_waves(arch: &Arch, tokens: &[Int8Vector], waves: &[Wave], rng: &mut ChaCh
                 last_value = cycle;
             }
         }
-        let quiet =
-            elements.is_empty() && due.is_empty() && (next == waves.len() || cycle < asked_at + waves[next].ask_after);
+        let quiet = elements.is_empty()
+            && due.is_empty()
+            && model.ready_at() <= cycle
+            && (next == waves.len() || cycle < asked_at + waves[next].ask_after);
         if quiet && cycle > last_value {
             assert!(rtl.get(io.idle) != 0, "cycle {cycle}: nothing in flight, idle low");
         }
@@ -259,7 +263,7 @@ fn run_waves(arch: &Arch, tokens: &[Int8Vector], waves: &[Wave], rng: &mut ChaCh
         assert_eq!(rtl.get(io.invalid), 0, "cycle {cycle}: invalid without a non-finite scale");
         cycle += 1;
     }
-    checked
+    (checked, paced)
 }
 
 /// `count` random waves over one token store of hidden size `hidden`.
@@ -293,9 +297,9 @@ fn random_waves(arch: &Arch, rng: &mut ChaCha8Rng, hidden: usize, count: usize) 
 fn the_dot_engine_issues_as_the_model_and_every_row_is_the_specs_row_dot_over_random_waves() {
     let arch = Arch::preset("tiny").unwrap();
     let u = &arch.expert_unit;
-    assert!(u.dot_units >= 2, "lock step needs at least two units to be tested");
+    assert!(u.dot_units >= 3, "lock step and pacing need at least three units to be tested");
     let mut rng = ChaCha8Rng::seed_from_u64(0x646f7477);
-    let mut checked = 0;
+    let (mut checked, mut paced) = (0, 0);
     let mut waves_run = 0;
     // Hidden sizes: one value, a short single group, whole groups, a short last group, the most.
     for (k, hidden) in [1usize, 7, 32, 64, 77, 100, u.max_hidden as usize].into_iter().cycle().take(49).enumerate() {
@@ -303,10 +307,12 @@ fn the_dot_engine_issues_as_the_model_and_every_row_is_the_specs_row_dot_over_ra
             (0..u.max_tokens).map(|_| Int8Vector::quantize(&values(&mut rng, hidden)).unwrap()).collect();
         let waves = random_waves(&arch, &mut rng, hidden, 10 + k % 7);
         waves_run += waves.len();
-        checked += run_waves(&arch, &tokens, &waves, &mut rng);
+        let (c, p) = run_waves(&arch, &tokens, &waves, &mut rng);
+        checked += c;
+        paced += p;
     }
-    eprintln!("{waves_run} waves, {checked} row values checked");
-    assert!(waves_run >= 500 && checked >= 4_000, "{waves_run} waves, {checked} values");
+    eprintln!("{waves_run} waves ({paced} paced), {checked} row values checked");
+    assert!(waves_run >= 500 && checked >= 4_000 && paced >= 50, "{waves_run} waves ({paced} paced), {checked} values");
 }
 
 #[test]

@@ -18,8 +18,9 @@
 //! (`dot_engine::Waves`): an expert's channels in waves of up to `dot_units`, a wave asked once
 //! all its records are staged and the down engine has taken the last pass of the wave before the
 //! previous one (SwiGLU writes a wave's down operands into one of two banks), its values out
-//! `DOT_LATENCY` cycles after their last groups. SwiGLU
-//! takes a channel when its wave's values are out and it has finished the channel before.
+//! `DOT_LATENCY` cycles after their last groups, each user `max(2 x groups, channels)` cycles.
+//! SwiGLU is the RTL's stream (`swiglu::operand_at`): a user's channels one a cycle on one lane
+//! once its up values are out; a channel's operands are all in after its wave's last user's.
 //! Statistics have their own buffer; a calibrated expert's down stage waits for them. The down
 //! stage is the RTL's (`down_engine::Issue`): a channel's pass is asked for when SwiGLU has
 //! finished the channel (and its statistics are in), taken once the previous pass issued its
@@ -228,12 +229,12 @@ impl ExpertUnit {
                     n if n >= 2 => waves_taken[n - 2],
                     _ => start,
                 };
-                let wt = dots.wave(staged.max(bank_free), users as u64, groups);
-                c.dot_busy += wt.last - wt.first + 1;
-                let dot_end = wt.done_at() + 1;
+                let wt = dots.wave(staged.max(bank_free), users as u64, groups, wave.len() as u64);
+                c.dot_busy += 2 * groups * users as u64;
                 let mut last_taken = start;
-                for _ in wave {
-                    let swiglu_end = dot_end.max(swiglu_free) + swiglu::cycles(users, cal, p.fp32_lanes);
+                for u in 0..wave.len() {
+                    // SwiGLU's operands of the channel are all in the cycle after its last user's.
+                    let swiglu_end = swiglu::operand_at(&wt, u as u64, users as u64 - 1) + 1;
                     swiglu_free = swiglu_end;
                     let vectors = slots.len();
                     let pass = down.pass(swiglu_end.max(stats_ready), &slots, blocks);

@@ -18,8 +18,10 @@
 //! Contract: a wave (1 to `dot_units` channels, 1 to `max_tokens` users, 1 to
 //! `ceil(max_hidden / GROUP)` groups) is taken with `start` in a cycle `ready` is high (while no
 //! wave is issuing, and in the cycle of a wave's last element, so waves follow back to back); its
-//! counts and user slots are latched then. From the next cycle it issues one element a cycle,
-//! with no stall: user `i` outer, group `g`, gate then up inner (`2 x groups x users` cycles);
+//! counts and user slots are latched then. From the next cycle it issues one element a cycle:
+//! user `i` outer, group `g`, gate then up inner; each user takes `max(2 x groups, units)`
+//! cycles, its `2 x groups` elements and then idle cycles (the SwiGLU engine's one lane takes the
+//! user's `units` channels in that time), so a wave is `users x max(2 x groups, units)` cycles;
 //! `x_slot`, `group` and `up` name the element, and in that cycle `x` must be group `g` of token
 //! `x_slot`'s INT8 activations (byte `k` activation `32 g + k`), `token_scale` that token's
 //! scale, and for each unit `u` below `units`, `w[u]` and `scale[u]` group `g` of the gate (`up`
@@ -193,6 +195,11 @@ pub struct DotEngine {
     last_i: Reg<Bits<32>>,
     last_g: Reg<Bits<32>>,
     slot_r: Vec<Reg<Bits<32>>>,
+    /// Cycles a user takes (`max(2 x groups, units)`), the cycle within the current user, and
+    /// whether its elements are issued and it waits out the rest.
+    pace: Reg<Bits<32>>,
+    ucount: Reg<Bits<32>>,
+    waiting: Reg<Bit>,
     /// The current user's slot, registered so that `x_slot` comes from a register.
     head_slot: Reg<Bits<32>>,
     /// Cycles until the last issued row's value is out.
@@ -203,6 +210,9 @@ pub struct DotEngine {
     ni: Signal<Local, Bits<32>>,
     next_slot: Signal<Local, Bits<32>>,
     last_group: Signal<Local, Bit>,
+    issue: Signal<Local, Bit>,
+    user_done: Signal<Local, Bit>,
+    two_g: Signal<Local, Bits<32>>,
     wave_end: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
     flagged: Signal<Local, Bit>,
@@ -250,6 +260,9 @@ impl DotEngine {
             last_i: Default::default(),
             last_g: Default::default(),
             slot_r: many(tokens),
+            pace: Default::default(),
+            ucount: Default::default(),
+            waiting: Default::default(),
             head_slot: Default::default(),
             tail: Default::default(),
             bad: Default::default(),
@@ -258,6 +271,9 @@ impl DotEngine {
             ni: Default::default(),
             next_slot: Default::default(),
             last_group: Default::default(),
+            issue: Default::default(),
+            user_done: Default::default(),
+            two_g: Default::default(),
             wave_end: Default::default(),
             take: Default::default(),
             flagged: Default::default(),
@@ -287,6 +303,12 @@ impl Logic for DotEngine {
         self.last_i.reset.next = self.reset.val();
         self.last_g.clock.next = self.clock.val();
         self.last_g.reset.next = self.reset.val();
+        self.pace.clock.next = self.clock.val();
+        self.pace.reset.next = self.reset.val();
+        self.ucount.clock.next = self.clock.val();
+        self.ucount.reset.next = self.reset.val();
+        self.waiting.clock.next = self.clock.val();
+        self.waiting.reset.next = self.reset.val();
         self.head_slot.clock.next = self.clock.val();
         self.head_slot.reset.next = self.reset.val();
         self.tail.clock.next = self.clock.val();
@@ -303,12 +325,12 @@ impl Logic for DotEngine {
             self.slot_r[t].d.next = self.slot_r[t].q.val();
         }
 
-        // The element issuing this cycle (every cycle of a wave: nothing stalls).
+        // The element issuing this cycle (every cycle of a user's first 2 x groups), and the
+        // user's last cycle (its pace).
         self.last_group.next = self.cur_g.q.val() == self.last_g.q.val();
-        self.wave_end.next = self.active.q.val()
-            && self.cur_up.q.val()
-            && self.last_group.val()
-            && (self.cur_i.q.val() == self.last_i.q.val());
+        self.issue.next = self.active.q.val() && !self.waiting.q.val();
+        self.user_done.next = self.active.q.val() && (self.ucount.q.val() == (self.pace.q.val() - self.one.val()));
+        self.wave_end.next = self.user_done.val() && (self.cur_i.q.val() == self.last_i.q.val());
         self.x_slot.next = self.head_slot.q.val();
         self.group.next = self.cur_g.q.val();
         self.up.next = self.cur_up.q.val();
@@ -316,7 +338,7 @@ impl Logic for DotEngine {
         for u in 0..self.lanes.len() {
             self.lanes[u].clock.next = self.clock.val();
             self.lanes[u].reset.next = self.reset.val();
-            self.lanes[u].in_valid.next = self.active.q.val() && (self.u_index[u].val() < self.n_units.q.val());
+            self.lanes[u].in_valid.next = self.issue.val() && (self.u_index[u].val() < self.n_units.q.val());
             self.lanes[u].slot.next = self.cur_up.q.val();
             self.lanes[u].first.next = self.cur_g.q.val() == self.zero.val();
             self.lanes[u].last.next = self.last_group.val();
@@ -351,23 +373,35 @@ impl Logic for DotEngine {
         self.cur_g.d.next = self.cur_g.q.val();
         self.cur_up.d.next = self.cur_up.q.val();
         self.head_slot.d.next = self.head_slot.q.val();
+        self.waiting.d.next = self.waiting.q.val();
+        self.ucount.d.next = self.ucount.q.val();
         if self.active.q.val() {
+            self.ucount.d.next = self.ucount.q.val() + self.one.val();
+        }
+        if self.issue.val() {
             self.cur_up.d.next = !self.cur_up.q.val();
             if self.cur_up.q.val() {
                 self.cur_g.d.next = self.cur_g.q.val() + self.one.val();
                 if self.last_group.val() {
                     self.cur_g.d.next = self.zero.val();
-                    self.cur_i.d.next = self.ni.val();
-                    self.head_slot.d.next = self.next_slot.val();
+                    self.waiting.d.next = true;
                 }
             }
+        }
+        // After the user's last element it waits out its pace (SwiGLU's one lane takes the
+        // user's `units` channels meanwhile), then the next user.
+        if self.user_done.val() {
+            self.waiting.d.next = false;
+            self.ucount.d.next = self.zero.val();
+            self.cur_i.d.next = self.ni.val();
+            self.head_slot.d.next = self.next_slot.val();
         }
         self.active.d.next = self.active.q.val() && !self.wave_end.val();
         self.tail.d.next = self.tail.q.val();
         if self.tail.q.val() != self.zero.val() {
             self.tail.d.next = self.tail.q.val() - self.one.val();
         }
-        if self.active.q.val() {
+        if self.issue.val() {
             self.tail.d.next = self.latency.val();
         }
         self.idle.next = !self.active.q.val() && (self.tail.q.val() == self.zero.val());
@@ -378,7 +412,15 @@ impl Logic for DotEngine {
         self.n_units.d.next = self.n_units.q.val();
         self.last_i.d.next = self.last_i.q.val();
         self.last_g.d.next = self.last_g.q.val();
+        self.pace.d.next = self.pace.q.val();
+        self.two_g.next = self.groups.val() + self.groups.val();
         if self.take.val() {
+            self.waiting.d.next = false;
+            self.ucount.d.next = self.zero.val();
+            self.pace.d.next = self.two_g.val();
+            if self.units.val() > self.two_g.val() {
+                self.pace.d.next = self.units.val();
+            }
             self.active.d.next = true;
             self.cur_i.d.next = self.zero.val();
             self.cur_g.d.next = self.zero.val();
