@@ -228,8 +228,8 @@ fn a_job_takes_at_least_its_memory_and_compute_floors_and_is_near_the_larger() {
         let run = model_matches_golden(&arch, &job, &b, "floors");
         let c = run.counters;
         let memory = c.channel_bytes.div_ceil(arch.memory.bytes_per_cycle as u64);
-        // The engines' floors as built: the dot engine's wave cycles (a wave's idle units
-        // included) and the down engine's row blocks (a block's idle lanes included), each at
+        // The engines' floors as built: the dot engine's issue cycles (a wave's idle units
+        // included; its pacing waits not) and the down engine's row blocks (a block's idle lanes included), each at
         // least the operations over all units or lanes.
         let (dot, down) = (c.dot_busy, c.down_busy);
         assert!(dot >= c.dot_group_ops.div_ceil(p.dot_units as u64) && dot <= c.dot_group_ops, "{tokens} tokens");

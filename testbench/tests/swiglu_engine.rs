@@ -3,7 +3,8 @@
 //! model's `swiglu::operand_at` cycle for cycle and `swiglu::apply` bit for bit: jobs of 1 to 4
 //! groups a row, their experts back to back, each of 1 to `max_tokens` users with their own
 //! weights, waves of 1 to `dot_units` channels asked with random gaps; every operand and `h` in its cycle, nothing else out, `idle`;
-//! and a user arriving while the previous one's channels are pending sets `overrun`. Synthetic
+//! a user arriving one cycle before the previous one's last channel issues sets `overrun` (in
+//! that cycle it does not); a non-finite gate sets `invalid` after its element. Synthetic
 //! gate and up values over SiLU's whole table (and beyond its ends) and several binades.
 
 use lacuna_model::expert_unit::dot_engine::Waves;
@@ -187,32 +188,64 @@ fn the_swiglu_engine_gives_each_channels_operand_in_the_models_cycle_equal_to_th
     assert!(waves_run >= 300 && checked >= 2_000, "{waves_run} waves, {checked} operands");
 }
 
-#[test]
-fn a_user_whose_up_values_come_while_the_previous_users_channels_are_pending_sets_overrun() {
+/// Drives users of `units` channels (value 1.0, weight 0.5) whose up values come `gap` cycles
+/// apart (gate the cycle before), `gate` as user 1's first gate; returns (overrun, the cycle
+/// `invalid` was first seen) after they drain.
+fn run_users(units: usize, gap: u64, gate: f32) -> (bool, Option<u64>) {
     let arch = Arch::preset("tiny").unwrap();
     let (mut rtl, io) = engine(&arch);
     rtl.set(io.reset, 1);
     rtl.cycle();
     rtl.set(io.reset, 0);
-    let units = arch.expert_unit.dot_units as usize;
-    // `units` channels a user, up values two cycles apart: legal only while units <= 2.
-    for (cycle, up) in [(0, false), (1, true), (2, false), (3, true)] {
-        for u in 0..units {
-            rtl.set(io.in_valid[u], 1);
-            rtl.set(io.value[u], 1f32.to_bits() as u64);
+    let n_units = arch.expert_unit.dot_units as usize;
+    let ups: Vec<u64> = (0..3).map(|k| 1 + k * gap).collect();
+    let mut invalid_at = None;
+    for cycle in 0..ups[2] + 40 {
+        let user = ups.iter().position(|&v| v == cycle || v == cycle + 1);
+        let up = ups.contains(&cycle);
+        for u in 0..n_units {
+            let value = if user == Some(1) && !up && u == 0 { gate } else { 1.0 };
+            rtl.set(io.in_valid[u], (user.is_some() && u < units) as u64);
+            rtl.set(io.value[u], value.to_bits() as u64);
         }
-        rtl.set(io.in_user, (cycle / 2) as u64);
+        rtl.set(io.in_user, user.unwrap_or(0) as u64);
         rtl.set(io.in_up, up as u64);
+        rtl.set(io.in_weight, 0.5f32.to_bits() as u64);
         rtl.cycle();
+        if invalid_at.is_none() && rtl.get(io.invalid) != 0 {
+            invalid_at = Some(cycle);
+        }
     }
-    for u in 0..units {
-        rtl.set(io.in_valid[u], 0);
-    }
-    rtl.cycle();
-    assert_ne!(rtl.get(io.overrun), 0, "{units} channels a user, users two cycles apart");
+    let overrun = rtl.get(io.overrun) != 0;
     rtl.set(io.clear, 1);
     rtl.cycle();
     rtl.set(io.clear, 0);
     rtl.cycle();
-    assert_eq!(rtl.get(io.overrun), 0, "clear resets overrun");
+    assert_eq!((rtl.get(io.overrun), rtl.get(io.invalid)), (0, 0), "clear resets both flags");
+    (overrun, invalid_at)
+}
+
+#[test]
+fn users_as_far_apart_as_their_channels_never_overrun_one_cycle_closer_they_do() {
+    let units = Arch::preset("tiny").unwrap().expert_unit.dot_units as usize;
+    for n in 1..=units {
+        // The next up values in the previous user's last issue: allowed (a user is at least two
+        // cycles, its gate then its up values).
+        let gap = (n as u64).max(2);
+        assert_eq!(run_users(n, gap, 1.0), (false, None), "{n} channels, users {gap} cycles apart");
+        if n >= 3 {
+            assert!(run_users(n, n as u64 - 1, 1.0).0, "{n} channels, users {} cycles apart", n - 1);
+        }
+    }
+}
+
+#[test]
+fn a_non_finite_gate_sets_invalid_the_cycle_after_its_element_comes_out_until_clear() {
+    let units = Arch::preset("tiny").unwrap().expert_unit.dot_units as usize;
+    // User 1's up values at cycle 1 + gap; its channel 0 element out OUT_AFTER_UP later.
+    let gap = units as u64;
+    let out = 1 + gap + lacuna_rtl::expert_unit::swiglu::engine::OUT_AFTER_UP;
+    for gate in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        assert_eq!(run_users(units, gap, gate), (false, Some(out + 1)), "gate {gate}");
+    }
 }

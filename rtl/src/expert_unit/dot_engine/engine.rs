@@ -17,7 +17,8 @@
 //!
 //! Contract: a wave (1 to `dot_units` channels, 1 to `max_tokens` users, 1 to
 //! `ceil(max_hidden / GROUP)` groups) is taken with `start` in a cycle `ready` is high (while no
-//! wave is issuing, and in the cycle of a wave's last element, so waves follow back to back); its
+//! wave is under way, and in a wave's last cycle, its last user's last, so waves follow back to
+//! back); its
 //! counts and user slots are latched then. From the next cycle it issues one element a cycle:
 //! user `i` outer, group `g`, gate then up inner; each user takes `max(2 x groups, units)`
 //! cycles, its `2 x groups` elements and then idle cycles (the SwiGLU engine's one lane takes the
@@ -63,7 +64,7 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("users", "the tokens the wave's expert serves, 1..=max_tokens"),
     ("groups", "groups a row: ceil(hidden / 32), 1..=ceil(max_hidden / 32)"),
     ("user_slot", "user i's token slot in the activation store, 0..max_tokens"),
-    ("ready", "a start would be taken this cycle (no wave issuing, or its last element issuing)"),
+    ("ready", "a start would be taken this cycle (no wave under way, or the wave's last cycle)"),
     ("x_slot", "the token slot of the element issuing this cycle"),
     ("group", "its group"),
     ("up", "its row: 0 gate, 1 up"),

@@ -24,9 +24,10 @@
 //! values may arrive in the cycle of the previous user's last issue or later (the dot engine's
 //! users are `max(2 x groups, n)` cycles apart, and a job's waves have one `groups`, so they
 //! never come early); arriving earlier sets
-//! `overrun` (sticky until `clear`) and that user's pending elements are lost. `invalid`
+//! `overrun` (sticky until `clear`) and the previous user's elements not yet issued are lost.
+//! `invalid`
 //! (sticky until `clear`): an element had a non-finite operand. `idle`: no element pending or
-//! in the lane. The model's `swiglu::Stream` computes the same cycles.
+//! in the lane. The model's `swiglu::operand_at` computes the same cycles.
 //!
 //! How: each unit's gate is held in a register until its up arrives (the next user's gate comes
 //! one cycle before its up, while this user's elements may still issue), then both move to the
