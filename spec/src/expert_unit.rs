@@ -17,9 +17,9 @@ pub struct ExpertUnitParams {
     /// Lanes of the down engine; each adds one FP16 x INT4 product into a token's FP32 output
     /// per cycle.
     pub down_lanes: u32,
-    /// FP32 lanes of the element-wise work: the tokens' quantization, SiLU and the product with
-    /// up, the down operand, calibration's kappa (the calibration terms and the unrouted means
-    /// are added on the down lanes; each dot unit scales its own group sums).
+    /// FP32 lanes of the element-wise work: the tokens' quantization and calibration's kappa
+    /// (SwiGLU has its own lane in the SwiGLU engine; the calibration terms and the unrouted
+    /// means are added on the down lanes; each dot unit scales its own group sums).
     pub fp32_lanes: u32,
     /// Tokens one job may carry (a draft tree's nodes, or a chunk of a prompt).
     pub max_tokens: u32,

@@ -169,9 +169,10 @@ impl ExpertUnit {
             false => start,
         };
         let mut swiglu_free = ready;
-        // The dot engine's waves, and when the down engine took each one's last pass.
+        // The dot engine's waves; per operand bank, when the down engine took the last pass of
+        // the last wave that wrote it (wave w writes bank w mod 2).
         let mut dots = dot_engine::Waves::new();
-        let mut waves_taken: Vec<u64> = Vec::new();
+        let (mut banks, mut waves) = ([start; 2], 0usize);
         let groups = lacuna_spec::a8w4::groups(hidden) as u64;
         // The down lanes issue pass by pass (a channel's column, the calibration terms, the
         // unrouted means), one row block of one operand a cycle (`down_engine::Issue`).
@@ -225,11 +226,7 @@ impl ExpertUnit {
                 // out; the down engine latches a pass's operands when it takes the pass. So a
                 // wave waits until the down engine has taken the last pass of the wave before the
                 // previous one (whose bank it reuses).
-                let bank_free = match waves_taken.len() {
-                    n if n >= 2 => waves_taken[n - 2],
-                    _ => start,
-                };
-                let wt = dots.wave(staged.max(bank_free), users as u64, groups, wave.len() as u64);
+                let wt = dots.wave(staged.max(banks[waves % 2]), users as u64, groups, wave.len() as u64);
                 c.dot_busy += 2 * groups * users as u64;
                 let mut last_taken = start;
                 for u in 0..wave.len() {
@@ -246,7 +243,8 @@ impl ExpertUnit {
                     c.fp32_ops += swiglu::ops(cal) * users as u64;
                     c.down_ops += (hidden * vectors) as u64;
                 }
-                waves_taken.push(last_taken);
+                banks[waves % 2] = last_taken;
+                waves += 1;
             }
             if cal {
                 // kappa and w kappa per token on the FP32 lanes once SwiGLU's sums and the
