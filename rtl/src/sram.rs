@@ -54,16 +54,17 @@ impl<const N: usize> Sram<N> {
     }
 
     /// The same, written `write_cells` cells at a time from `wr_offset` (a whole number of
-    /// 32-bit words).
+    /// 32-bit words, or fewer than 32 bits in the low bits of one word).
     pub fn partial(rows: usize, cells: usize, cell_bits: usize, width: usize, write_cells: usize) -> Sram<N> {
         assert!(rows >= 1 && cells >= 1 && width >= 1 && [4, 8, 16, 32].contains(&cell_bits));
-        assert!(cell_bits <= N && (1..=cells).contains(&write_cells) && (write_cells * cell_bits) % 32 == 0);
+        let write_bits = write_cells * cell_bits;
+        assert!(cell_bits <= N && (1..=cells).contains(&write_cells) && (write_bits % 32 == 0 || write_bits < 32));
         Sram {
             clock: Default::default(),
             wr_enable: Default::default(),
             wr_row: Default::default(),
             wr_offset: Default::default(),
-            wr_data: many(write_cells * cell_bits / 32),
+            wr_data: many(write_bits.div_ceil(32)),
             rd_row: Default::default(),
             rd_offset: Default::default(),
             rd: many(width),
@@ -141,6 +142,11 @@ impl<const N: usize> Logic for Sram<N> {
             ));
         }
         v.push_str("    end\nend\n");
+        let write_bits = wc * u;
+        if write_bits < 32 {
+            // A sub-word write uses the word's low bits (Verilator's lint ignores `unused*`).
+            v.push_str(&format!("wire unused_wr_data = ^wr_data$0[31:{write_bits}];\n"));
+        }
         Verilog::Custom(v)
     }
 }

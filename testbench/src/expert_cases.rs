@@ -3,6 +3,7 @@
 //! weights are drawn, not a real model's (the real-weight check is the compiler's test).
 
 use half::f16;
+use lacuna_spec::a8w4::{Int4Vector, Int8Vector, GROUP};
 use lacuna_spec::expert_job::{ExpertBlock, ExpertCalibration, ExpertJob};
 use lacuna_spec::moe::ExpertId;
 use lacuna_spec::moe_trace::{Channels, ExpertLoad, Routing};
@@ -101,4 +102,27 @@ pub fn random_job(seed: u64, block: &ExpertBlock, tokens: usize, k: usize, calib
         })
         .collect();
     ExpertJob { tokens: xs, routing, loads, calibrated }
+}
+
+/// Group `g` of `x` as the dot engine's `x` port takes it (byte k: activation 32 g + k; zero past
+/// the row's end, as the activation store holds a short row).
+pub fn x_words(x: &Int8Vector, g: usize) -> [u32; 8] {
+    std::array::from_fn(|j| {
+        (0..4).fold(0u32, |word, b| {
+            let v = x.values.get(g * GROUP + 4 * j + b).copied().unwrap_or(0);
+            word | ((v as u8 as u32) << (8 * b))
+        })
+    })
+}
+
+/// Group `g` of `w` as a channel record packs it (nibble k: weight 32 g + k); past the row's
+/// end, `pad` (the record's next bytes: anything, since the activations there are zero).
+pub fn w_words(w: &Int4Vector, g: usize, pad: u32) -> [u32; 4] {
+    std::array::from_fn(|j| {
+        (0..8).fold(0u32, |word, n| {
+            let i = g * GROUP + 8 * j + n;
+            let nibble = if i < w.len() { (w.value(i) as u8 & 0xf) as u32 } else { (pad >> (4 * n)) & 0xf };
+            word | (nibble << (4 * n))
+        })
+    })
 }

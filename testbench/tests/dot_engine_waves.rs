@@ -8,8 +8,9 @@
 //! real-valued data over several binades, quantized as the unit quantizes (A8W4).
 
 use lacuna_model::expert_unit::dot_engine::{WaveTiming, Waves};
-use lacuna_spec::a8w4::{groups, row_dot, Int4Vector, Int8Vector, GROUP};
+use lacuna_spec::a8w4::{groups, row_dot, Int4Vector, Int8Vector};
 use lacuna_spec::Arch;
+use lacuna_testbench::expert_cases::{w_words, x_words};
 use lacuna_testbench::model::{PortId, Verilated};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -74,29 +75,6 @@ fn engine(arch: &Arch) -> (Verilated, Ports) {
 /// A real-valued vector over several binades (synthetic).
 fn values(rng: &mut ChaCha8Rng, n: usize) -> Vec<f32> {
     (0..n).map(|_| rng.random_range(-1.0f32..1.0).powi(3) * 2f32.powi(rng.random_range(-6..3))).collect()
-}
-
-/// Group `g` of `x` as the engine's `x` port takes it (byte k: activation 32 g + k; zero past
-/// the row's end, as the activation store holds a short row).
-fn x_words(x: &Int8Vector, g: usize) -> [u32; 8] {
-    std::array::from_fn(|j| {
-        (0..4).fold(0u32, |word, b| {
-            let v = x.values.get(g * GROUP + 4 * j + b).copied().unwrap_or(0);
-            word | ((v as u8 as u32) << (8 * b))
-        })
-    })
-}
-
-/// Group `g` of `w` as a channel record packs it (nibble k: weight 32 g + k); past the row's
-/// end, `pad` (the record's next bytes: anything, since the activations there are zero).
-fn w_words(w: &Int4Vector, g: usize, pad: u32) -> [u32; 4] {
-    std::array::from_fn(|j| {
-        (0..8).fold(0u32, |word, n| {
-            let i = g * GROUP + 8 * j + n;
-            let nibble = if i < w.len() { (w.value(i) as u8 & 0xf) as u32 } else { (pad >> (4 * n)) & 0xf };
-            word | (nibble << (4 * n))
-        })
-    })
 }
 
 /// One wave: its channels' gate and up rows (one channel a unit) and its users' slots.

@@ -39,6 +39,7 @@ pub mod channel_buffer;
 pub mod channel_fetch;
 pub mod dot_engine;
 pub mod down_engine;
+pub mod pipe;
 pub mod swiglu;
 
 use crate::memory::{MemClient, Memory};
@@ -168,16 +169,11 @@ impl ExpertUnit {
             true => fetch.fetch(mem, MemClient::ExpertStats, map.means(layer as u64), map.means_bytes(), start),
             false => start,
         };
-        let mut swiglu_free = ready;
-        // The dot engine's waves; per operand bank, when the down engine took the last pass of
-        // the last wave that wrote it (wave w writes bank w mod 2).
-        let mut dots = dot_engine::Waves::new();
-        let (mut banks, mut waves) = ([start; 2], 0usize);
-        let groups = lacuna_spec::a8w4::groups(hidden) as u64;
-        // The down lanes issue pass by pass (a channel's column, the calibration terms, the
-        // unrouted means), one row block of one operand a cycle (`down_engine::Issue`).
-        let mut down = down_engine::Issue::new();
+        // The dot engine, SwiGLU, the operand banks and the down engine, wave by wave
+        // ([`pipe`]); the down lanes also take the calibration terms and the unrouted means.
+        let mut pipe = pipe::Pipe::new(ready);
         let blocks = hidden.div_ceil(p.down_lanes as usize) as u32;
+        let groups = lacuna_spec::a8w4::groups(hidden) as u64;
         // The calibration's mean row is the row set after the tokens'.
         let mean_slot = p.max_tokens;
         let mut down_done: VecDeque<u64> = VecDeque::new();
@@ -222,29 +218,24 @@ impl ExpertUnit {
                 if users == 0 {
                     continue;
                 }
-                // SwiGLU writes a wave's down operands into one of two banks as its values come
-                // out; the down engine latches a pass's operands when it takes the pass. So a
-                // wave waits until the down engine has taken the last pass of the wave before the
-                // previous one (whose bank it reuses).
-                let wt = dots.wave(staged.max(banks[waves % 2]), users as u64, groups, wave.len() as u64);
+                let run = pipe.wave(&pipe::WaveAsk {
+                    asked: staged,
+                    units: wave.len() as u64,
+                    groups,
+                    blocks,
+                    slots: &slots,
+                    users: users as u64,
+                    hold: stats_ready,
+                });
                 c.dot_busy += 2 * groups * users as u64;
-                let mut last_taken = start;
-                for u in 0..wave.len() {
-                    // SwiGLU's operands of the channel are all in the cycle after its last user's.
-                    let swiglu_end = swiglu::operand_at(&wt, u as u64, users as u64 - 1) + 1;
-                    swiglu_free = swiglu_end;
-                    let vectors = slots.len();
-                    let pass = down.pass(swiglu_end.max(stats_ready), &slots, blocks);
-                    last_taken = pass.taken;
-                    c.down_busy += (vectors as u32 * blocks) as u64;
+                for pass in &run.passes {
+                    c.down_busy += (slots.len() as u32 * blocks) as u64;
                     // The staging slot frees once the column's last block is read.
                     down_done.push_back(pass.last + 1);
                     c.dot_group_ops += dot_engine::group_ops(hidden, users);
                     c.fp32_ops += swiglu::ops(cal) * users as u64;
-                    c.down_ops += (hidden * vectors) as u64;
+                    c.down_ops += (hidden * slots.len()) as u64;
                 }
-                banks[waves % 2] = last_taken;
-                waves += 1;
             }
             if cal {
                 // kappa and w kappa per token on the FP32 lanes once SwiGLU's sums and the
@@ -252,8 +243,8 @@ impl ExpertUnit {
                 // beside the down lanes (the same row store and cycles, so the same issue rule),
                 // once the mean row m is written: after the down lanes drained.
                 let scalars = calibration::FP32_OPS * users as u64;
-                let kappa_ready = swiglu_free.max(stats_ready) + scalars.div_ceil(p.fp32_lanes as u64);
-                down.pass(down.drained_at().max(kappa_ready), &user_slots, blocks);
+                let kappa_ready = pipe.swiglu_end().max(stats_ready) + scalars.div_ceil(p.fp32_lanes as u64);
+                pipe.pass(pipe.drained_at().max(kappa_ready), &user_slots, blocks);
                 c.down_busy += (users as u32 * blocks) as u64;
                 c.down_ops += (hidden * users) as u64;
                 c.fp32_ops += scalars;
@@ -268,12 +259,12 @@ impl ExpertUnit {
             if !slots.is_empty() {
                 // A pass like any other (the lanes' reuse rule orders it after the rows' last
                 // writes), once the means and the last channel's operands are in.
-                down.pass(means_ready.max(swiglu_free), &slots, blocks);
+                pipe.pass(means_ready.max(pipe.swiglu_end()), &slots, blocks);
                 c.down_busy += (slots.len() as u32 * blocks) as u64;
                 c.down_ops += (hidden * slots.len()) as u64;
             }
         }
-        let end = down.drained_at().max(swiglu_free).max(last_arrival);
+        let end = pipe.drained_at().max(pipe.swiglu_end()).max(last_arrival);
         c.cycles = end - start;
         c.channel_bytes = mem.bytes.expert_channels - before.expert_channels;
         c.stats_bytes = mem.bytes.expert_stats - before.expert_stats;

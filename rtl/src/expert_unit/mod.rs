@@ -9,5 +9,6 @@
 
 pub mod dot_engine;
 pub mod down_engine;
+pub mod pipe;
 pub mod swiglu;
 pub mod token_quant;

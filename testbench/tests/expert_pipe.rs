@@ -1,0 +1,370 @@
+//! The expert unit's compute pipeline (`lacuna_expert_pipe_tiny`: the dot engine, the SwiGLU
+//! engine, the two operand banks and the down engine wired together), Verilated, against the
+//! model's `pipe::Pipe` cycle for cycle and the golden bit for bit: random uncalibrated jobs of
+//! `tiny` (hidden sizes 1 to `max_hidden`, 1 to `max_tokens` tokens routed to 0 to 3 of up to 6
+//! experts, each expert's channels all or a random subset, cut into waves of up to `dot_units`
+//! channels), one Verilated pipeline for all of them (`clear` between jobs). Each wave is asked for
+//! at a random cycle (at once, or up to 200 cycles after the previous one's ask) and held until
+//! taken; checked: every wave's take and every pass's take in the model's cycle, the records the
+//! pipeline names (`dot_rec` while a wave issues, `down_rec` while a pass issues, in a staging ring
+//! of `fetch_ahead_channels` records), `idle` exactly from the model's drained cycle, and every
+//! output row of every token a pass wrote equal to `lacuna_golden::expert::expert_job`'s.
+//! **Synthetic** Gaussian weights and tokens (`expert_cases`), real-valued so that the order of
+//! the additions matters.
+
+use lacuna_model::expert_unit::pipe::{Pipe, WaveAsk};
+use lacuna_spec::a8w4::{groups, ExpertChannel, Int8Vector, GROUP};
+use lacuna_spec::expert_job::{ExpertBlock, ExpertJob};
+use lacuna_spec::Arch;
+use lacuna_testbench::expert_cases::{random_block, random_job, w_words, x_words};
+use lacuna_testbench::model::{PortId, Verilated};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+
+struct Ports {
+    reset: PortId,
+    clear: PortId,
+    start: PortId,
+    units: PortId,
+    users: PortId,
+    groups: PortId,
+    rows: PortId,
+    rec_base: PortId,
+    user_slot: Vec<PortId>,
+    user_weight: Vec<PortId>,
+    ready: PortId,
+    x_slot: PortId,
+    group: PortId,
+    up: PortId,
+    x: PortId,
+    token_scale: PortId,
+    dot_rec: PortId,
+    w: Vec<PortId>,
+    scale: Vec<PortId>,
+    pass_taken: PortId,
+    down_rec: PortId,
+    col_block: PortId,
+    col_q: Vec<PortId>,
+    col_scale: Vec<PortId>,
+    idle: PortId,
+    rd_slot: PortId,
+    rd_block: PortId,
+    rd_value: Vec<PortId>,
+    invalid: PortId,
+    overrun: PortId,
+}
+
+fn pipe(arch: &Arch) -> (Verilated, Ports) {
+    let rtl = Verilated::new(&format!("lacuna_expert_pipe_{}", arch.name))
+        .expect("this test needs the RTL built (Verilator)");
+    let p = |n: &str| rtl.port(n).unwrap();
+    let e = &arch.expert_unit;
+    let (units, tokens, lanes) = (e.dot_units as usize, e.max_tokens as usize, e.down_lanes as usize);
+    let each = |n: &str, k: usize| (0..k).map(|i| p(&format!("{n}_{i}"))).collect::<Vec<_>>();
+    let io = Ports {
+        reset: p("reset"),
+        clear: p("clear"),
+        start: p("start"),
+        units: p("units"),
+        users: p("users"),
+        groups: p("groups"),
+        rows: p("rows"),
+        rec_base: p("rec_base"),
+        user_slot: each("user_slot", tokens),
+        user_weight: each("user_weight", tokens),
+        ready: p("ready"),
+        x_slot: p("x_slot"),
+        group: p("group"),
+        up: p("up"),
+        x: p("x"),
+        token_scale: p("token_scale"),
+        dot_rec: p("dot_rec"),
+        w: each("w", units),
+        scale: each("scale", units),
+        pass_taken: p("pass_taken"),
+        down_rec: p("down_rec"),
+        col_block: p("col_block"),
+        col_q: each("col_q", lanes),
+        col_scale: each("col_scale", lanes),
+        idle: p("idle"),
+        rd_slot: p("rd_slot"),
+        rd_block: p("rd_block"),
+        rd_value: each("rd_value", lanes),
+        invalid: p("invalid"),
+        overrun: p("overrun"),
+    };
+    (rtl, io)
+}
+
+/// A wave of a job: its expert's channels (at most `dot_units`), its users (token, weight), its
+/// first staging record, and when it is asked for (cycles after the previous wave's ask).
+struct Wave {
+    expert: usize,
+    channels: Vec<usize>,
+    users: Vec<(usize, f32)>,
+    rec_base: u64,
+    gap: u64,
+}
+
+/// The job's waves in the unit's order (experts ascending, channels ascending), records taken
+/// from the staging ring from `*record` on.
+fn waves_of(job: &ExpertJob, block: &ExpertBlock, arch: &Arch, record: &mut u64, rng: &mut ChaCha8Rng) -> Vec<Wave> {
+    let (units, ring) = (arch.expert_unit.dot_units as usize, arch.expert_unit.fetch_ahead_channels as u64);
+    let mut waves = Vec::new();
+    for e in job.experts() {
+        let users: Vec<(usize, f32)> = job
+            .routing
+            .iter()
+            .enumerate()
+            .filter_map(|(t, r)| r.experts.iter().position(|&x| x == e).map(|k| (t, r.weights[k])))
+            .collect();
+        if users.is_empty() {
+            continue;
+        }
+        for chunk in job.channels_of(e, block.expert_ffn()).chunks(units) {
+            let gap = if rng.random_bool(0.5) { 0 } else { rng.random_range(1..200) };
+            waves.push(Wave {
+                expert: e.0 as usize,
+                channels: chunk.to_vec(),
+                users: users.clone(),
+                rec_base: *record,
+                gap,
+            });
+            *record = (*record + chunk.len() as u64) % ring;
+        }
+    }
+    waves
+}
+
+/// What a job exercised.
+#[derive(Default)]
+struct Counts {
+    waves: usize,
+    passes: usize,
+    rows: usize,
+    bank_waits: usize,
+}
+
+/// Runs `job` on the pipeline from a `clear`, checking it against the model and the golden.
+fn run_job(
+    rtl: &mut Verilated,
+    io: &Ports,
+    arch: &Arch,
+    block: &ExpertBlock,
+    job: &ExpertJob,
+    waves: &[Wave],
+    rng: &mut ChaCha8Rng,
+    name: &str,
+) -> Counts {
+    let e = &arch.expert_unit;
+    let (n_units, tokens, lanes, ring) =
+        (e.dot_units as usize, e.max_tokens as usize, e.down_lanes as usize, e.fetch_ahead_channels as u64);
+    let hidden = block.hidden;
+    let (g, blocks) = (groups(hidden) as u64, hidden.div_ceil(lanes) as u32);
+    let xq: Vec<Int8Vector> = job.tokens.iter().map(|x| Int8Vector::quantize(x).unwrap()).collect();
+    let channel = |w: &Wave, u: usize| -> &ExpertChannel { &block.experts[w.expert][w.channels[u]] };
+    rtl.set(io.clear, 1);
+    rtl.cycle();
+    rtl.set(io.clear, 0);
+    let mut model = Pipe::new(0);
+    let mut counts = Counts::default();
+    let (mut cycle, mut next, mut asked_at) = (0u64, 0usize, 0u64);
+    // The passes the model expects: (cycle taken, wave, channel), in order.
+    let mut passes: VecDeque<(u64, usize, usize)> = VecDeque::new();
+    // The wave issuing in the dot engine and the pass issuing in the down engine (the last taken
+    // before this cycle).
+    let (mut dot_wave, mut down_pass): (Option<usize>, Option<(usize, usize)>) = (None, None);
+    let (mut drained, mut dot_last) = (0u64, 0u64);
+    loop {
+        let at = |what: &str| format!("{name} (hidden {hidden}), cycle {cycle}: {what}");
+        let asking = next < waves.len() && cycle >= asked_at + waves[next].gap;
+        rtl.set(io.start, asking as u64);
+        if asking {
+            let w = &waves[next];
+            rtl.set(io.units, w.channels.len() as u64);
+            rtl.set(io.users, w.users.len() as u64);
+            rtl.set(io.groups, g);
+            rtl.set(io.rows, hidden as u64);
+            rtl.set(io.rec_base, w.rec_base);
+            for t in 0..tokens {
+                let (slot, weight) = match w.users.get(t) {
+                    Some(&(s, wt)) => (s as u64, wt.to_bits() as u64),
+                    None => (rng.random_range(0..tokens) as u64, rng.random::<u32>() as u64),
+                };
+                rtl.set(io.user_slot[t], slot);
+                rtl.set(io.user_weight[t], weight);
+            }
+        }
+        rtl.eval();
+        // The dot engine's reads, for the wave issuing.
+        let slot = rtl.get(io.x_slot) as usize;
+        let group = rtl.get(io.group) as usize;
+        let up = rtl.get(io.up) != 0;
+        match (dot_wave, xq.get(slot)) {
+            (Some(wi), Some(x)) if group < g as usize => {
+                let w = &waves[wi];
+                assert_eq!(rtl.get(io.dot_rec), w.rec_base, "{}", at("dot_rec"));
+                rtl.set_words(io.x, &x_words(x, group));
+                rtl.set(io.token_scale, x.scale.to_bits() as u64);
+                for u in 0..n_units {
+                    if u < w.channels.len() {
+                        let row = if up { &channel(w, u).up } else { &channel(w, u).gate };
+                        rtl.set_words(io.w[u], &w_words(row, group, rng.random()));
+                        rtl.set(io.scale[u], row.scale(group).to_bits() as u64);
+                    } else {
+                        // A unit without a channel: anything (a NaN scale included) is ignored.
+                        rtl.set_words(io.w[u], &std::array::from_fn::<u32, 4, _>(|_| rng.random()));
+                        rtl.set(io.scale[u], 0x7e00);
+                    }
+                }
+            }
+            _ => {
+                rtl.set_words(io.x, &std::array::from_fn::<u32, 8, _>(|_| rng.random()));
+                rtl.set(io.token_scale, 0x7fc0_0000);
+            }
+        }
+        // The down engine's reads, for the pass issuing.
+        let b = rtl.get(io.col_block) as usize;
+        for l in 0..lanes {
+            let r = b * lanes + l;
+            let (q, s) = match down_pass {
+                Some((wi, u)) if r < hidden => {
+                    let w = &waves[wi];
+                    assert_eq!(rtl.get(io.down_rec), (w.rec_base + u as u64) % ring, "{}", at("down_rec"));
+                    let c = &channel(w, u).down;
+                    ((c.value(r) as u8 & 0xf) as u64, c.scale(r / GROUP).to_bits() as u64)
+                }
+                _ => (rng.random_range(0..16), rng.random::<u16>() as u64),
+            };
+            rtl.set(io.col_q[l], q);
+            rtl.set(io.col_scale[l], s);
+        }
+        let ready = rtl.get(io.ready) != 0;
+        let pass_taken = rtl.get(io.pass_taken) != 0;
+        let idle = rtl.get(io.idle) != 0;
+        // Idle exactly when every pass of the waves taken before this cycle is taken and written.
+        let quiet = passes.is_empty() && cycle >= drained;
+        assert_eq!(idle, quiet, "{}", at("idle"));
+        rtl.cycle();
+        let mut taken_wave = None;
+        if asking && ready {
+            let w = &waves[next];
+            let asked = asked_at + w.gap;
+            let slots: Vec<u32> = w.users.iter().map(|&(t, _)| t as u32).collect();
+            let run = model.wave(&WaveAsk {
+                asked,
+                units: w.channels.len() as u64,
+                groups: g,
+                blocks,
+                slots: &slots,
+                users: slots.len() as u64,
+                hold: 0,
+            });
+            assert_eq!(
+                run.dot.taken,
+                cycle,
+                "{}",
+                at(&format!("wave {next} (asked {asked}): the model takes it in {}", run.dot.taken))
+            );
+            // Taken later than the dot engine alone would: it waited for its operand bank.
+            counts.bank_waits += (run.dot.taken > asked.max(dot_last)) as usize;
+            dot_last = run.dot.last;
+            passes.extend(run.passes.iter().enumerate().map(|(u, p)| (p.taken, next, u)));
+            drained = model.drained_at();
+            asked_at = asked;
+            taken_wave = Some(next);
+            next += 1;
+            counts.waves += 1;
+        } else if asking {
+            assert!(cycle < asked_at + waves[next].gap + 100_000, "{}", at("a wave was never taken"));
+        }
+        let due = passes.front().is_some_and(|p| p.0 == cycle);
+        assert_eq!(pass_taken, due, "{}", at(&format!("pass taken: expected {:?}", passes.front())));
+        if due {
+            let (_, wi, u) = passes.pop_front().unwrap();
+            down_pass = Some((wi, u));
+            counts.passes += 1;
+        }
+        if taken_wave.is_some() {
+            dot_wave = taken_wave;
+        }
+        if next == waves.len() && passes.is_empty() && cycle >= drained {
+            break;
+        }
+        cycle += 1;
+    }
+    assert_eq!(rtl.get(io.invalid), 0, "{name}: invalid");
+    assert_eq!(rtl.get(io.overrun), 0, "{name}: overrun");
+    // Every token a pass wrote, against the golden.
+    let golden = lacuna_golden::expert::expert_job(job, block);
+    let mut written = vec![false; job.tokens.len()];
+    for w in waves {
+        for &(t, _) in &w.users {
+            written[t] = true;
+        }
+    }
+    for (t, y) in golden.iter().enumerate() {
+        if !written[t] {
+            assert!(y.iter().all(|&v| v == 0.0), "{name}: token {t} has no pass but a non-zero golden output");
+            continue;
+        }
+        rtl.set(io.rd_slot, t as u64);
+        for b in 0..blocks as usize {
+            rtl.set(io.rd_block, b as u64);
+            rtl.eval();
+            for l in 0..lanes {
+                let r = b * lanes + l;
+                if r < hidden {
+                    let got = rtl.get(io.rd_value[l]) as u32;
+                    assert_eq!(
+                        got,
+                        y[r].to_bits(),
+                        "{name}: token {t} row {r}: rtl {}, golden {}",
+                        f32::from_bits(got),
+                        y[r]
+                    );
+                    counts.rows += 1;
+                }
+            }
+        }
+    }
+    counts
+}
+
+#[test]
+fn the_pipeline_takes_waves_and_passes_in_the_models_cycles_and_its_outputs_equal_the_golden() {
+    let arch = Arch::preset("tiny").unwrap();
+    let (mut rtl, io) = pipe(&arch);
+    rtl.set(io.reset, 1);
+    rtl.cycle();
+    rtl.set(io.reset, 0);
+    let mut rng = ChaCha8Rng::seed_from_u64(0x919e);
+    let e = &arch.expert_unit;
+    let mut record = 0u64;
+    let mut total = Counts::default();
+    let jobs = 1000;
+    for j in 0..jobs {
+        let hidden = match j % 4 {
+            0 => e.max_hidden as usize,
+            _ => rng.random_range(1..=e.max_hidden as usize),
+        };
+        let experts = rng.random_range(1..=6);
+        let ffn = rng.random_range(1..=10);
+        let tokens = rng.random_range(1..=e.max_tokens as usize);
+        let k = rng.random_range(0..=experts.min(3));
+        let rb = random_block(1000 + j as u64, hidden, experts, ffn, false, false);
+        let job = random_job(2000 + j as u64, &rb.block, tokens, k, false);
+        let waves = waves_of(&job, &rb.block, &arch, &mut record, &mut rng);
+        let c = run_job(&mut rtl, &io, &arch, &rb.block, &job, &waves, &mut rng, &format!("job {j}"));
+        total.waves += c.waves;
+        total.passes += c.passes;
+        total.rows += c.rows;
+        total.bank_waits += c.bank_waits;
+    }
+    eprintln!(
+        "{jobs} jobs: {} waves ({} waited for their operand bank), {} passes, {} output rows equal to the golden",
+        total.waves, total.bank_waits, total.passes, total.rows
+    );
+    assert!(total.waves > 1500 && total.bank_waits > 200 && total.rows > 100_000, "the jobs must exercise the banks");
+}
