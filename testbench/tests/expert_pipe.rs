@@ -12,7 +12,7 @@
 //! **Synthetic** Gaussian weights and tokens (`expert_cases`), real-valued so that the order of
 //! the additions matters.
 
-use lacuna_model::expert_unit::pipe::{Pipe, WaveAsk};
+use lacuna_model::expert_unit::pipe::{mean_passes, Pipe, WaveAsk};
 use lacuna_spec::a8w4::{groups, ExpertChannel, Int8Vector, GROUP};
 use lacuna_spec::expert_job::{ExpertBlock, ExpertJob};
 use lacuna_spec::Arch;
@@ -34,6 +34,10 @@ struct Ports {
     user_slot: Vec<PortId>,
     user_weight: Vec<PortId>,
     ready: PortId,
+    mean_start: PortId,
+    mean_tokens: PortId,
+    mean_expert: PortId,
+    mean_ready: PortId,
     x_slot: PortId,
     group: PortId,
     up: PortId,
@@ -44,6 +48,7 @@ struct Ports {
     scale: Vec<PortId>,
     pass_taken: PortId,
     down_rec: PortId,
+    down_mean: PortId,
     col_block: PortId,
     col_q: Vec<PortId>,
     col_scale: Vec<PortId>,
@@ -74,6 +79,10 @@ fn pipe(arch: &Arch) -> (Verilated, Ports) {
         user_slot: each("user_slot", tokens),
         user_weight: each("user_weight", tokens),
         ready: p("ready"),
+        mean_start: p("mean_start"),
+        mean_tokens: p("mean_tokens"),
+        mean_expert: p("mean_expert"),
+        mean_ready: p("mean_ready"),
         x_slot: p("x_slot"),
         group: p("group"),
         up: p("up"),
@@ -84,6 +93,7 @@ fn pipe(arch: &Arch) -> (Verilated, Ports) {
         scale: each("scale", units),
         pass_taken: p("pass_taken"),
         down_rec: p("down_rec"),
+        down_mean: p("down_mean"),
         col_block: p("col_block"),
         col_q: each("col_q", lanes),
         col_scale: each("col_scale", lanes),
@@ -144,6 +154,14 @@ struct Counts {
     passes: usize,
     rows: usize,
     bank_waits: usize,
+    mean_passes: usize,
+}
+
+/// The pass issuing in the down engine: a wave's channel, or an expert's unrouted mean.
+#[derive(Clone, Copy, Debug)]
+enum Issuing {
+    Channel(usize, usize),
+    Mean(usize),
 }
 
 /// Runs `job` on the pipeline from a `clear`, checking it against the model and the golden.
@@ -165,16 +183,27 @@ fn run_job(
     let xq: Vec<Int8Vector> = job.tokens.iter().map(|x| Int8Vector::quantize(x).unwrap()).collect();
     let channel = |w: &Wave, u: usize| -> &ExpertChannel { &block.experts[w.expert][w.channels[u]] };
     rtl.set(io.clear, 1);
+    rtl.set(io.rows, hidden as u64);
     rtl.cycle();
     rtl.set(io.clear, 0);
     let mut model = Pipe::new(0);
+    // The unrouted means' passes, asked once the last wave is taken (a random gap later), one
+    // after another.
+    let means = match block.unrouted_means {
+        Some(_) => mean_passes(&job.routing, block.experts.len()),
+        None => Vec::new(),
+    };
+    let (mut next_mean, mut mean_asked) = (0usize, None::<u64>);
+    if waves.is_empty() {
+        mean_asked = Some(rng.random_range(0..50));
+    }
     let mut counts = Counts::default();
     let (mut cycle, mut next, mut asked_at) = (0u64, 0usize, 0u64);
     // The passes the model expects: (cycle taken, wave, channel), in order.
     let mut passes: VecDeque<(u64, usize, usize)> = VecDeque::new();
     // The wave issuing in the dot engine and the pass issuing in the down engine (the last taken
     // before this cycle).
-    let (mut dot_wave, mut down_pass): (Option<usize>, Option<(usize, usize)>) = (None, None);
+    let (mut dot_wave, mut down_pass): (Option<usize>, Option<Issuing>) = (None, None);
     let (mut drained, mut dot_last) = (0u64, 0u64);
     loop {
         let at = |what: &str| format!("{name} (hidden {hidden}), cycle {cycle}: {what}");
@@ -185,7 +214,6 @@ fn run_job(
             rtl.set(io.units, w.channels.len() as u64);
             rtl.set(io.users, w.users.len() as u64);
             rtl.set(io.groups, g);
-            rtl.set(io.rows, hidden as u64);
             rtl.set(io.rec_base, w.rec_base);
             for t in 0..tokens {
                 let (slot, weight) = match w.users.get(t) {
@@ -194,6 +222,17 @@ fn run_job(
                 };
                 rtl.set(io.user_slot[t], slot);
                 rtl.set(io.user_weight[t], weight);
+            }
+        }
+        let asking_mean = next == waves.len() && next_mean < means.len() && mean_asked.is_some_and(|a| cycle >= a);
+        rtl.set(io.mean_start, asking_mean as u64);
+        if asking_mean {
+            let (e, slots) = &means[next_mean];
+            rtl.set(io.mean_tokens, slots.len() as u64);
+            rtl.set(io.mean_expert, *e as u64);
+            for t in 0..tokens {
+                let slot = slots.get(t).map_or_else(|| rng.random_range(0..tokens) as u64, |&s| s as u64);
+                rtl.set(io.user_slot[t], slot);
             }
         }
         rtl.eval();
@@ -229,11 +268,19 @@ fn run_job(
         for l in 0..lanes {
             let r = b * lanes + l;
             let (q, s) = match down_pass {
-                Some((wi, u)) if r < hidden => {
+                Some(Issuing::Channel(wi, u)) if r < hidden => {
                     let w = &waves[wi];
+                    assert_eq!(rtl.get(io.down_mean), 0, "{}", at("down_mean of a channel's pass"));
                     assert_eq!(rtl.get(io.down_rec), (w.rec_base + u as u64) % ring, "{}", at("down_rec"));
                     let c = &channel(w, u).down;
                     ((c.value(r) as u8 & 0xf) as u64, c.scale(r / GROUP).to_bits() as u64)
+                }
+                // A means pass: the mean vector as the scales, the weights ignored.
+                Some(Issuing::Mean(e)) if r < hidden => {
+                    assert_eq!(rtl.get(io.down_mean), 1, "{}", at("down_mean of a means pass"));
+                    assert_eq!(rtl.get(io.down_rec), e as u64, "{}", at("down_rec of a means pass"));
+                    let mean = &block.unrouted_means.as_ref().unwrap()[e];
+                    (rng.random_range(0..16), mean[r].to_bits() as u64)
                 }
                 _ => (rng.random_range(0..16), rng.random::<u16>() as u64),
             };
@@ -241,11 +288,17 @@ fn run_job(
             rtl.set(io.col_scale[l], s);
         }
         let ready = rtl.get(io.ready) != 0;
+        let mean_ready = rtl.get(io.mean_ready) != 0;
         let pass_taken = rtl.get(io.pass_taken) != 0;
         let idle = rtl.get(io.idle) != 0;
         // Idle exactly when every pass of the waves taken before this cycle is taken and written.
         let quiet = passes.is_empty() && cycle >= drained;
-        assert_eq!(idle, quiet, "{}", at("idle"));
+        assert_eq!(
+            idle,
+            quiet,
+            "{}",
+            at(&format!("idle (waves {}/{}, means {next_mean}/{}, drained {drained})", next, waves.len(), means.len()))
+        );
         rtl.cycle();
         let mut taken_wave = None;
         if asking && ready {
@@ -276,20 +329,41 @@ fn run_job(
             taken_wave = Some(next);
             next += 1;
             counts.waves += 1;
+            if next == waves.len() {
+                mean_asked = Some(if rng.random_bool(0.5) { cycle } else { cycle + rng.random_range(1..300) });
+            }
         } else if asking {
             assert!(cycle < asked_at + waves[next].gap + 100_000, "{}", at("a wave was never taken"));
+        }
+        let mut mean_taken = None;
+        if asking_mean && mean_ready {
+            let asked = mean_asked.unwrap();
+            let p = model.pass(asked, &means[next_mean].1, blocks);
+            assert_eq!(
+                p.taken,
+                cycle,
+                "{}",
+                at(&format!("means pass {next_mean} (asked {asked}): the model takes it in {}", p.taken))
+            );
+            drained = model.drained_at();
+            mean_taken = Some(means[next_mean].0);
+            next_mean += 1;
+            counts.mean_passes += 1;
         }
         let due = passes.front().is_some_and(|p| p.0 == cycle);
         assert_eq!(pass_taken, due, "{}", at(&format!("pass taken: expected {:?}", passes.front())));
         if due {
             let (_, wi, u) = passes.pop_front().unwrap();
-            down_pass = Some((wi, u));
+            down_pass = Some(Issuing::Channel(wi, u));
             counts.passes += 1;
+        }
+        if let Some(e) = mean_taken {
+            down_pass = Some(Issuing::Mean(e));
         }
         if taken_wave.is_some() {
             dot_wave = taken_wave;
         }
-        if next == waves.len() && passes.is_empty() && cycle >= drained {
+        if next == waves.len() && next_mean == means.len() && passes.is_empty() && cycle >= drained {
             break;
         }
         cycle += 1;
@@ -302,6 +376,11 @@ fn run_job(
     for w in waves {
         for &(t, _) in &w.users {
             written[t] = true;
+        }
+    }
+    for (_, slots) in &means {
+        for &t in slots {
+            written[t as usize] = true;
         }
     }
     for (t, y) in golden.iter().enumerate() {
@@ -353,7 +432,9 @@ fn the_pipeline_takes_waves_and_passes_in_the_models_cycles_and_its_outputs_equa
         let ffn = rng.random_range(1..=10);
         let tokens = rng.random_range(1..=e.max_tokens as usize);
         let k = rng.random_range(0..=experts.min(3));
-        let rb = random_block(1000 + j as u64, hidden, experts, ffn, false, false);
+        // Three jobs in four on a block with unrouted means (as every MoE derived from a dense
+        // model has).
+        let rb = random_block(1000 + j as u64, hidden, experts, ffn, false, j % 4 != 1);
         let job = random_job(2000 + j as u64, &rb.block, tokens, k, false);
         let waves = waves_of(&job, &rb.block, &arch, &mut record, &mut rng);
         let c = run_job(&mut rtl, &io, &arch, &rb.block, &job, &waves, &mut rng, &format!("job {j}"));
@@ -361,10 +442,12 @@ fn the_pipeline_takes_waves_and_passes_in_the_models_cycles_and_its_outputs_equa
         total.passes += c.passes;
         total.rows += c.rows;
         total.bank_waits += c.bank_waits;
+        total.mean_passes += c.mean_passes;
     }
     eprintln!(
-        "{jobs} jobs: {} waves ({} waited for their operand bank), {} passes, {} output rows equal to the golden",
-        total.waves, total.bank_waits, total.passes, total.rows
+        "{jobs} jobs: {} waves ({} waited for their operand bank), {} channel passes, {} means passes, {} output rows equal to the golden",
+        total.waves, total.bank_waits, total.passes, total.mean_passes, total.rows
     );
     assert!(total.waves > 1500 && total.bank_waits > 200 && total.rows > 100_000, "the jobs must exercise the banks");
+    assert!(total.mean_passes > 1000, "the jobs must exercise the means passes");
 }

@@ -28,7 +28,8 @@
 //! block would return to a row within the lane's reuse distance; the channel's staging slot
 //! frees after its last block. An expert's calibration terms (kappa on the FP32 lanes, then the
 //! terms on calibration lanes beside the down lanes, same store and cycles, once the mean row is
-//! written) and the unrouted means are passes after the expert's (the job's) last channel. The
+//! written) and the unrouted means (a pass per expert over the tokens not routed to it) are
+//! passes after the expert's (the job's) last channel. The
 //! job ends when the down lanes have written their last row, the other stages are done and every
 //! burst it asked for has arrived.
 //! The router's top-k is the policy's (the job carries each token's experts): this unit does not
@@ -251,14 +252,11 @@ impl ExpertUnit {
             }
         }
         if s.unrouted_means {
-            // Per token, one operand per expert it was not routed to (the mean's value, times
-            // a scale of 1 and a weight of 1).
-            let slots: Vec<u32> = (0..s.tokens)
-                .flat_map(|t| std::iter::repeat_n(t as u32, s.experts - s.routing[t].experts.len()))
-                .collect();
-            if !slots.is_empty() {
-                // A pass like any other (the lanes' reuse rule orders it after the rows' last
-                // writes), once the means and the last channel's operands are in.
+            // Per expert, a pass over the tokens not routed to it: its mean vector as the
+            // column (scales, with weights 1) times an operand of 1 (`pipe::mean_passes`), once
+            // the means and the last channel's operands are in; a token's means so come in
+            // expert order, after its experts' channels, as the golden adds them.
+            for (_, slots) in pipe::mean_passes(s.routing, s.experts) {
                 pipe.pass(means_ready.max(pipe.swiglu_end()), &slots, blocks);
                 c.down_busy += (slots.len() as u32 * blocks) as u64;
                 c.down_ops += (hidden * slots.len()) as u64;

@@ -10,12 +10,13 @@
 //! channel `u`'s pass (its column times each of the wave's users, plus any operand the caller
 //! adds, such as the calibration's mean row) is asked for the cycle after its last user's operand
 //! (and not before `hold`, the calibration statistics), in channel order, and taken by the down
-//! engine's rule ([`Issue`]). Other passes (calibration terms, unrouted means) go through
-//! [`Pipe::pass`] in the job's order.
+//! engine's rule ([`Issue`]). Other passes (calibration terms, the unrouted means:
+//! [`mean_passes`]) go through [`Pipe::pass`] in the job's order.
 
 use super::dot_engine::{WaveTiming, Waves};
 use super::down_engine::{Issue, PassTiming};
 use super::swiglu;
+use lacuna_spec::moe_trace::Routing;
 
 /// The pipeline's state between waves.
 #[derive(Clone, Debug)]
@@ -95,6 +96,20 @@ impl Pipe {
     pub fn drained_at(&self) -> u64 {
         self.down.drained_at()
     }
+}
+
+/// The unrouted experts' means as down passes: per expert (ascending), the expert and the token
+/// slots not routed to it (experts every token uses have none). Each pass's column is the expert's mean
+/// vector (the down lanes' scales, with weights of 1) and each operand 1.0, so a lane adds
+/// `(1 x mean_r) x 1 = mean_r` exactly, into the token's row, in the golden's order.
+pub fn mean_passes(routing: &[Routing], experts: usize) -> Vec<(usize, Vec<u32>)> {
+    (0..experts)
+        .map(|e| {
+            let routed = |r: &Routing| r.experts.iter().any(|x| x.0 as usize == e);
+            (e, (0..routing.len() as u32).filter(|&t| !routed(&routing[t as usize])).collect::<Vec<u32>>())
+        })
+        .filter(|(_, slots)| !slots.is_empty())
+        .collect()
 }
 
 #[cfg(test)]

@@ -11,6 +11,9 @@
 //!  user_slot[T]->|   op_first = the token's first pass in the job                               |<-- w[U], scale[U]
 //!  user_weight[T]>|   down engine: rows of the output store                                      |--> pass_taken, down_rec, col_block
 //!                |                                                                              |<-- col_q[L], col_scale[L]
+//!  mean_start, ->| means pass: tokens user_slot[0..mean_tokens], a = 1.0, q = 1, scales = mean  |--> mean_ready, down_mean
+//!  mean_tokens,  |   vector mean_expert (col_scale)                                            |
+//!  mean_expert   |                                                                              |
 //!  rd_slot, ---->| (rd_*: the output store, read when idle)                                     |--> idle, rd_value[L]
 //!  rd_block      |                                                                              |--> invalid, overrun
 //!                +------------------------------------------------------------------------------+
@@ -30,7 +33,13 @@
 //! rows, from +0 where it is the token's first pass in the job) is asked for the cycle after its
 //! last user's operand and taken when the down engine is ready, in channel order (`pass_taken`
 //! in the cycle it is taken); while it issues, `down_rec` is its record and `col_q`, `col_scale`
-//! must be that record's down column at `col_block`. `idle`: no wave or pass pending and every
+//! must be that record's down column at `col_block`. A means pass (the unrouted experts' means,
+//! one pass per expert over the tokens not routed to it, after the job's waves) is taken with
+//! `mean_start` in a cycle `mean_ready` is high (every wave's passes taken, the down engine ready,
+//! no `start`): its tokens are `user_slot[0..mean_tokens]`, each operand 1.0 and each weight 1, so
+//! that each lane adds the mean vector's value of its row exactly; while it issues, `down_mean` is
+//! high, `down_rec` is `mean_expert` and `col_scale` must be that mean vector's values at
+//! `col_block`. `idle`: no wave or pass pending and every
 //! engine drained; the output store's row block `(rd_slot, rd_block)` is then `rd_value`.
 //! `invalid` (any engine's) and `overrun` (SwiGLU's) are sticky until `clear`. A job keeps one
 //! `groups` and `rows` (SwiGLU's pace relies on it). The model's `pipe::Pipe` gives the same wave
@@ -63,11 +72,15 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("units", "the wave's channels, one a dot unit: 1..=dot_units"),
     ("users", "the tokens the wave's expert serves, 1..=max_tokens"),
     ("groups", "groups a row: ceil(rows / 32), the same for a whole job"),
-    ("rows", "the hidden size, 1..=max_hidden, the same for a whole job"),
+    ("rows", "the hidden size, 1..=max_hidden, the same for a whole job (latched with start and mean_start)"),
     ("rec_base", "the staging record of the wave's channel 0 (channel u: rec_base + u mod fetch_ahead_channels)"),
     ("user_slot", "user i's token slot, 0..max_tokens"),
     ("user_weight", "user i's routing weight for the wave's expert, IEEE binary32 bits"),
     ("ready", "a start is taken this cycle"),
+    ("mean_start", "take a means pass (when mean_ready): tokens user_slot[0..mean_tokens] get mean vector mean_expert"),
+    ("mean_tokens", "the means pass's tokens, 1..=max_tokens"),
+    ("mean_expert", "the means pass's vector (an expert's unrouted mean), named back on down_rec while it issues"),
+    ("mean_ready", "a mean_start is taken this cycle (every wave's passes taken, the down engine ready, no start)"),
     ("x_slot", "the dot engine's read: the token slot"),
     ("group", "its group"),
     ("up", "its row: 0 gate, 1 up"),
@@ -77,10 +90,11 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("w", "record dot_rec + u: group `group` of its gate or up row, nibble k weight 32 group + k, this cycle"),
     ("scale", "record dot_rec + u: that group's scale, IEEE binary16 bits, this cycle"),
     ("pass_taken", "the down engine takes a channel's pass this cycle"),
-    ("down_rec", "the staging record of the pass issuing in the down engine"),
+    ("down_rec", "the staging record of the pass issuing in the down engine (a means pass: its mean_expert)"),
+    ("down_mean", "the pass issuing is a means pass: col_scale is mean vector down_rec's values, col_q unused"),
     ("col_block", "the row block of the down engine's element (rows col_block * L + l)"),
     ("col_q", "record down_rec's down column: row col_block * L + l's INT4 weight, this cycle"),
-    ("col_scale", "that row's group scale, IEEE binary16 bits, this cycle"),
+    ("col_scale", "that row's group scale (a means pass: the mean vector's value of that row), IEEE binary16 bits"),
     ("idle", "no wave or pass pending, every engine drained: rd_value is the output store"),
     ("rd_slot", "the token slot read when idle"),
     ("rd_block", "the row block read when idle"),
@@ -116,6 +130,14 @@ pub struct ExpertPipe {
     pub user_weight: Vec<Signal<In, Bits<32>>>,
     /// A start is taken.
     pub ready: Signal<Out, Bit>,
+    /// Take a means pass.
+    pub mean_start: Signal<In, Bit>,
+    /// Its tokens.
+    pub mean_tokens: Signal<In, Bits<32>>,
+    /// Its mean vector.
+    pub mean_expert: Signal<In, Bits<32>>,
+    /// A mean_start is taken.
+    pub mean_ready: Signal<Out, Bit>,
     /// The dot engine's token slot.
     pub x_slot: Signal<Out, Bits<32>>,
     /// Its group.
@@ -134,8 +156,10 @@ pub struct ExpertPipe {
     pub scale: Vec<Signal<In, Bits<16>>>,
     /// A pass is taken.
     pub pass_taken: Signal<Out, Bit>,
-    /// The pass's record.
+    /// The pass's record (or mean vector).
     pub down_rec: Signal<Out, Bits<32>>,
+    /// The pass issuing is a means pass.
+    pub down_mean: Signal<Out, Bit>,
     /// The down engine's block.
     pub col_block: Signal<Out, Bits<32>>,
     /// The column's weights there.
@@ -182,6 +206,8 @@ pub struct ExpertPipe {
     rows_r: Reg<Bits<32>>,
     dot_rec_r: Reg<Bits<32>>,
     down_rec_r: Reg<Bits<32>>,
+    /// The pass issuing is a means pass.
+    mean_r: Reg<Bit>,
     // The selected bank's values, per pointer.
     dot_users: Signal<Local, Bits<32>>,
     sw_units: Signal<Local, Bits<32>>,
@@ -197,12 +223,20 @@ pub struct ExpertPipe {
     pass_last: Signal<Local, Bit>,
     frees: Signal<Local, Bit>,
     rec_next: Signal<Local, Bits<32>>,
+    mean_ok: Signal<Local, Bit>,
+    mean_take: Signal<Local, Bit>,
+    /// The pass taken this cycle: its operands' slots and count.
+    sel_slot: Vec<Signal<Local, Bits<32>>>,
+    sel_vectors: Signal<Local, Bits<32>>,
     first: Vec<Signal<Local, Bit>>,
     /// SwiGLU's `h`, for the calibration's `sum |h|` (not built yet; lint ignores `unused*`).
     unused_h: Signal<Local, Bits<32>>,
     b_index: Vec<Constant<Bits<32>>>,
     t_index: Vec<Constant<Bits<32>>>,
     dot_units: Constant<Bits<32>>,
+    /// A means pass's operand (FP16 1.0) and weights (INT4 1).
+    a_one: Constant<Bits<16>>,
+    q_one: Constant<Bits<4>>,
     staging: Constant<Bits<32>>,
     one: Constant<Bits<32>>,
     zero: Constant<Bits<32>>,
@@ -226,6 +260,10 @@ impl ExpertPipe {
             user_slot: many(tokens),
             user_weight: many(tokens),
             ready: Default::default(),
+            mean_start: Default::default(),
+            mean_tokens: Default::default(),
+            mean_expert: Default::default(),
+            mean_ready: Default::default(),
             x_slot: Default::default(),
             group: Default::default(),
             up: Default::default(),
@@ -236,6 +274,7 @@ impl ExpertPipe {
             scale: many(units),
             pass_taken: Default::default(),
             down_rec: Default::default(),
+            down_mean: Default::default(),
             col_block: Default::default(),
             col_q: many(lanes),
             col_scale: many(lanes),
@@ -266,6 +305,7 @@ impl ExpertPipe {
             rows_r: Default::default(),
             dot_rec_r: Default::default(),
             down_rec_r: Default::default(),
+            mean_r: Default::default(),
             dot_users: Default::default(),
             sw_units: Default::default(),
             sw_users: Default::default(),
@@ -280,11 +320,17 @@ impl ExpertPipe {
             pass_last: Default::default(),
             frees: Default::default(),
             rec_next: Default::default(),
+            mean_ok: Default::default(),
+            mean_take: Default::default(),
+            sel_slot: many(tokens),
+            sel_vectors: Default::default(),
             first: many(tokens),
             unused_h: Default::default(),
             b_index: index_constants(2),
             t_index: index_constants(tokens),
             dot_units: constant(units as u64),
+            a_one: Constant::new(0x3c00.into()),
+            q_one: Constant::new(1.into()),
             staging: constant(u.fetch_ahead_channels as u64),
             one: constant(1),
             zero: constant(0),
@@ -320,6 +366,8 @@ impl Logic for ExpertPipe {
         self.dot_rec_r.reset.next = self.reset.val();
         self.down_rec_r.clock.next = self.clock.val();
         self.down_rec_r.reset.next = self.reset.val();
+        self.mean_r.clock.next = self.clock.val();
+        self.mean_r.reset.next = self.reset.val();
         for t in 0..self.touched.len() {
             self.touched[t].clock.next = self.clock.val();
             self.touched[t].reset.next = self.reset.val();
@@ -382,6 +430,11 @@ impl Logic for ExpertPipe {
         self.pass_last.next = self.pass_unit.q.val() == (self.p_units.val() - self.one.val());
         self.frees.next = self.pass.val() && self.pass_last.val() && (self.pass_bank.q.val() == self.wave_bank.q.val());
         self.pass_taken.next = self.pass.val();
+        // A means pass: once every wave's passes are taken (a wave asked in the same cycle wins).
+        self.mean_ok.next =
+            self.down.ready.val() && !self.busy[0].q.val() && !self.busy[1].q.val() && !self.start.val();
+        self.mean_ready.next = self.mean_ok.val();
+        self.mean_take.next = self.mean_start.val() && self.mean_ok.val();
 
         // A wave: the dot engine ready and its bank free.
         self.dot.start.next = self.start.val() && (!self.w_busy.val() || self.frees.val());
@@ -466,16 +519,26 @@ impl Logic for ExpertPipe {
         self.operands.rd_offset.next = self.zero.val();
         self.slots.rd_row.next = self.pass_bank.q.val();
         self.slots.rd_offset.next = self.zero.val();
-        self.down.start.next = self.pass.val();
+        self.down.start.next = self.pass.val() || self.mean_take.val();
         self.down.rows.next = self.rows_r.q.val();
-        self.down.vectors.next = self.p_users.val();
+        self.sel_vectors.next = self.p_users.val();
+        if self.mean_take.val() {
+            self.down.rows.next = self.rows.val();
+            self.sel_vectors.next = self.mean_tokens.val();
+        }
+        self.down.vectors.next = self.sel_vectors.val();
         for v in 0..self.first.len() {
-            self.down.op_slot[v].next = self.slots.rd[v].val();
+            self.sel_slot[v].next = self.slots.rd[v].val();
             self.down.op_a[v].next = self.operands.rd[v].val();
+            if self.mean_take.val() {
+                self.sel_slot[v].next = self.user_slot[v].val();
+                self.down.op_a[v].next = self.a_one.val();
+            }
+            self.down.op_slot[v].next = self.sel_slot[v].val();
             // A token's rows start from +0 in its first pass of the job.
             self.first[v].next = true;
             for t in 0..self.touched.len() {
-                if (self.slots.rd[v].val() == self.t_index[t].val()) && self.touched[t].q.val() {
+                if (self.sel_slot[v].val() == self.t_index[t].val()) && self.touched[t].q.val() {
                     self.first[v].next = false;
                 }
             }
@@ -487,10 +550,11 @@ impl Logic for ExpertPipe {
             self.down.op_a[m].next = self.operands.rd[0].val();
             self.down.op_first[m].next = false;
         }
-        if self.pass.val() {
+        if self.pass.val() || self.mean_take.val() {
             for t in 0..self.touched.len() {
                 for v in 0..self.first.len() {
-                    if (self.t_index[v].val() < self.p_users.val()) && (self.slots.rd[v].val() == self.t_index[t].val())
+                    if (self.t_index[v].val() < self.sel_vectors.val())
+                        && (self.sel_slot[v].val() == self.t_index[t].val())
                     {
                         self.touched[t].d.next = true;
                     }
@@ -499,9 +563,16 @@ impl Logic for ExpertPipe {
         }
         self.rec_next.next = self.p_rec.val() + self.pass_unit.q.val();
         self.down_rec_r.d.next = self.down_rec_r.q.val();
+        self.mean_r.d.next = self.mean_r.q.val();
+        if self.mean_take.val() {
+            self.down_rec_r.d.next = self.mean_expert.val();
+            self.mean_r.d.next = true;
+            self.rows_r.d.next = self.rows.val();
+        }
         self.pass_unit.d.next = self.pass_unit.q.val();
         self.pass_bank.d.next = self.pass_bank.q.val();
         if self.pass.val() {
+            self.mean_r.d.next = false;
             self.down_rec_r.d.next = self.rec_next.val();
             if self.rec_next.val() >= self.staging.val() {
                 self.down_rec_r.d.next = self.rec_next.val() - self.staging.val();
@@ -530,9 +601,13 @@ impl Logic for ExpertPipe {
             }
         }
         self.down_rec.next = self.down_rec_r.q.val();
+        self.down_mean.next = self.mean_r.q.val();
         self.col_block.next = self.down.col_block.val();
         for l in 0..self.col_q.len() {
             self.down.col_q[l].next = self.col_q[l].val();
+            if self.mean_r.q.val() {
+                self.down.col_q[l].next = self.q_one.val();
+            }
             self.down.col_scale[l].next = self.col_scale[l].val();
             self.rd_value[l].next = self.down.rd_value[l].val();
         }
