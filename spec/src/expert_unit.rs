@@ -58,6 +58,19 @@ pub const DOT_LATENCY: u64 = 9;
 /// plus `u`, after the user's up value (one lane, the wave's channels in order).
 pub const SWIGLU_OUT_AFTER_UP: u64 = 25;
 
+/// The token quantizer (`lacuna_rtl::expert_unit::token_quant::quantizer`), which the model's
+/// quantization stage schedules by: a token's lanes' running maxima go to the token scale this
+/// many a cycle (their maximum)...
+pub const QUANT_FEED_LANES: u32 = 4;
+/// ... its `127 / amax` and `amax / 127` come out this many cycles after the token's last value
+/// was taken, when the dividers were free ...
+pub const TOKEN_SCALE_READY_AFTER_LAST: u64 = 31;
+/// ... the dividers take this many cycles from their start to their quotients (a held token
+/// starts them in the cycle the previous token's finish) ...
+pub const DIVIDE_CYCLES: u64 = 29;
+/// ... and a value's INT8 comes out of its quantizer lane this many cycles after it was read.
+pub const QUANT_LATENCY: u64 = 4;
+
 /// The most dot units, down lanes or FP32 lanes an arch may ask for.
 pub const MAX_LANES: u32 = 4096;
 /// The most tokens a job may carry.

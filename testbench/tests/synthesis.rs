@@ -53,7 +53,10 @@ fn every_emitted_block_is_lint_clean_synthesizes_without_latches_and_meets_its_c
             // The core and the system are their blocks wired: the blocks are mapped and timed on
             // their own, the tops checked structurally here (one mapping of the `tiny` system
             // top takes over 25 minutes).
-            let top = lacuna_rtl::is_wiring_top(&module.name);
+            // The expert pipeline is the three expert engines (each timed here on its own) wired
+            // with its operand banks: one mapping takes 8 minutes, so it is checked structurally
+            // here, and timed by `lacuna emit-verilog --check` (docs/synthesis.md has its figures).
+            let top = lacuna_rtl::is_wiring_top(&module.name) || module.name.starts_with("lacuna_expert_pipe_");
             let work = at.join("yosys");
             if edge || top {
                 let stats = synth::synthesize(&module.name, &files, &work, synth::Depth::Structural)

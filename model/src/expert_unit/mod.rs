@@ -10,7 +10,7 @@
 //!
 //! Contract: [`ExpertUnit::run`] refuses a job [`ExpertJob::check`] refuses; otherwise its
 //! outputs are bit-identical to `lacuna_golden::expert::expert_job`, and its cycles follow the
-//! pipeline rule: the token quantization first (3 FP32 operations a value); then, in the job's
+//! pipeline rule: the token quantization first ([`token_quant`], as the RTL's quantizer); then, in the job's
 //! order (experts ascending, channels ascending), fetch -> dot -> swiglu -> down. The fetch of a
 //! channel waits until the down engine has finished the channel `fetch_ahead_channels` before it
 //! (the staging buffer; a listed channel no token uses frees its slot on arrival); a channel held
@@ -42,6 +42,7 @@ pub mod dot_engine;
 pub mod down_engine;
 pub mod pipe;
 pub mod swiglu;
+pub mod token_quant;
 
 use crate::memory::{MemClient, Memory};
 use channel_buffer::{ChannelBuffer, ChannelKey};
@@ -162,9 +163,9 @@ impl ExpertUnit {
         let before = mem.bytes;
         let mut c = ExpertCounters { jobs: 1, tokens: s.tokens as u64, ..Default::default() };
 
-        let quant = 3 * (s.tokens * hidden) as u64;
-        c.fp32_ops += quant;
-        let ready = start + quant.div_ceil(p.fp32_lanes as u64);
+        // The tokens quantized first ([`token_quant`]); the channels start once they are written.
+        c.fp32_ops += token_quant::OPS_PER_VALUE * (s.tokens * hidden) as u64;
+        let ready = token_quant::schedule(start, s.tokens, hidden, p.fp32_lanes).done;
         let mut fetch = ChannelFetch::new(start);
         let means_ready = match s.unrouted_means {
             true => fetch.fetch(mem, MemClient::ExpertStats, map.means(layer as u64), map.means_bytes(), start),

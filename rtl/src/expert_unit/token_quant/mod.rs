@@ -3,9 +3,10 @@
 //! magnitude and its two quotients ([`token_scale::TokenScale`]: `127 / amax` and `amax / 127`
 //! on two iterative dividers, tokens back to back), then each value times `127 / amax`, rounded
 //! to INT8 ([`quant_lane::QuantLane`], pipelined, one value a cycle; its rounding
-//! [`to_int8::ToInt8`]). The unit runs its FP32 lanes' values through the running maximum and,
-//! once the token's `inv` is ready, through the quantizer lanes.
+//! [`to_int8::ToInt8`]); [`quantizer::Quantizer`] runs a job's tokens through them: the lanes'
+//! running maxima, the token scale, then `fp32_lanes` quantizer lanes.
 
 pub mod quant_lane;
+pub mod quantizer;
 pub mod to_int8;
 pub mod token_scale;
