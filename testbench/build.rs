@@ -75,7 +75,8 @@ fn main() {
                 || name.starts_with("lacuna_dot_engine_")
                 || name.starts_with("lacuna_swiglu_engine_")
                 || name.starts_with("lacuna_expert_pipe_")
-                || name.starts_with("lacuna_quantizer_");
+                || name.starts_with("lacuna_quantizer_")
+                || name.starts_with("lacuna_expert_datapath_");
             let unit = name == "lacuna_fp16_mul" || name == "lacuna_fp32_add";
             !core && (!engine || tiny) && if cores_only { top || unit } else { i < presets || top || port }
         };

@@ -47,6 +47,7 @@ pub mod fp32_div;
 pub mod fp32_mul;
 pub mod memory;
 pub mod normalize;
+pub mod pack;
 pub mod reg;
 pub mod ring;
 pub mod rom;
@@ -93,6 +94,11 @@ pub fn blocks_where(arch: &lacuna_spec::Arch, keep: impl Fn(&str) -> bool) -> Re
         entry(name("dot_engine"), || dot_engine::engine::DotEngine::from_arch(arch), dot_engine::engine::PORTS),
         entry(name("swiglu_engine"), || swiglu::engine::SwigluEngine::from_arch(arch), swiglu::engine::PORTS),
         entry(name("quantizer"), || token_quant::quantizer::Quantizer::from_arch(arch), token_quant::quantizer::PORTS),
+        entry(
+            name("expert_datapath"),
+            || expert_unit::datapath::ExpertDatapath::from_arch(arch),
+            expert_unit::datapath::PORTS,
+        ),
         entry(name("expert_pipe"), || expert_unit::pipe::ExpertPipe::from_arch(arch), expert_unit::pipe::PORTS),
         entry(fixed("lacuna_fp16_mul"), fp16_mul::Fp16Mul::default, fp16_mul::PORTS),
         entry(fixed("lacuna_fp32_add"), fp32_add::Fp32Add::default, fp32_add::PORTS),

@@ -57,6 +57,13 @@ impl Arch {
         if let Some((what, value, max)) = expert.into_iter().find(|l| l.1 > l.2) {
             return Err(format!("{what} is {value}, the RTL holds at most {max}"));
         }
+        // The token store takes the quantizer's chunks whole into one 32-value group row.
+        if 32 % u.fp32_lanes != 0 {
+            return Err(format!(
+                "expert_unit.fp32_lanes is {}: the RTL's token store takes a chunk into one group, so it must divide 32",
+                u.fp32_lanes
+            ));
+        }
         if let Some((what, value, max)) = limits.into_iter().find(|l| l.1 > l.2) {
             return Err(format!("{what} is {value}, the RTL holds at most {max}"));
         }
@@ -105,5 +112,9 @@ mod tests {
         let mut c = Arch::preset("edge").unwrap();
         c.expert_unit.max_tokens = 64;
         assert!(c.rtl_fit().unwrap_err().starts_with("the expert unit's output rows (bytes) is 1064960"));
+        let mut d = Arch::preset("tiny").unwrap();
+        d.expert_unit.fp32_lanes = 3;
+        d.validate().unwrap();
+        assert!(d.rtl_fit().unwrap_err().contains("must divide 32"));
     }
 }

@@ -13,6 +13,7 @@
 //! the additions matters.
 
 use lacuna_model::expert_unit::pipe::{mean_passes, Pipe, WaveAsk};
+use lacuna_model::expert_unit::token_quant::schedule;
 use lacuna_spec::a8w4::{groups, ExpertChannel, Int8Vector, GROUP};
 use lacuna_spec::expert_job::{ExpertBlock, ExpertJob};
 use lacuna_spec::Arch;
@@ -28,8 +29,6 @@ struct Ports {
     start: PortId,
     units: PortId,
     users: PortId,
-    groups: PortId,
-    rows: PortId,
     rec_base: PortId,
     user_slot: Vec<PortId>,
     user_weight: Vec<PortId>,
@@ -38,11 +37,9 @@ struct Ports {
     mean_tokens: PortId,
     mean_expert: PortId,
     mean_ready: PortId,
-    x_slot: PortId,
     group: PortId,
     up: PortId,
-    x: PortId,
-    token_scale: PortId,
+    front: Front,
     dot_rec: PortId,
     w: Vec<PortId>,
     scale: Vec<PortId>,
@@ -60,21 +57,59 @@ struct Ports {
     overrun: PortId,
 }
 
-fn pipe(arch: &Arch) -> (Verilated, Ports) {
-    let rtl = Verilated::new(&format!("lacuna_expert_pipe_{}", arch.name))
-        .expect("this test needs the RTL built (Verilator)");
+/// What feeds the dot engine: the harness (the pipe alone), or the quantizer's token store (the
+/// datapath, which the harness feeds FP32 tokens).
+enum Front {
+    Pipe {
+        groups: PortId,
+        rows: PortId,
+        x_slot: PortId,
+        x: PortId,
+        token_scale: PortId,
+    },
+    Datapath {
+        tok_start: PortId,
+        tokens: PortId,
+        hidden: PortId,
+        tok_slot: PortId,
+        tok_chunk: PortId,
+        tok_value: Vec<PortId>,
+    },
+}
+
+/// The pipe (`lacuna_expert_pipe_<arch>`) or the datapath (`lacuna_expert_datapath_<arch>`).
+fn dut(arch: &Arch, datapath: bool) -> (Verilated, Ports) {
+    let block = if datapath { "expert_datapath" } else { "expert_pipe" };
+    let rtl =
+        Verilated::new(&format!("lacuna_{block}_{}", arch.name)).expect("this test needs the RTL built (Verilator)");
     let p = |n: &str| rtl.port(n).unwrap();
     let e = &arch.expert_unit;
     let (units, tokens, lanes) = (e.dot_units as usize, e.max_tokens as usize, e.down_lanes as usize);
     let each = |n: &str, k: usize| (0..k).map(|i| p(&format!("{n}_{i}"))).collect::<Vec<_>>();
+    let front = match datapath {
+        false => Front::Pipe {
+            groups: p("groups"),
+            rows: p("rows"),
+            x_slot: p("x_slot"),
+            x: p("x"),
+            token_scale: p("token_scale"),
+        },
+        true => Front::Datapath {
+            tok_start: p("tok_start"),
+            tokens: p("tokens"),
+            hidden: p("hidden"),
+            tok_slot: p("tok_slot"),
+            tok_chunk: p("tok_chunk"),
+            tok_value: each("tok_value", e.fp32_lanes as usize),
+        },
+    };
+    let (group, up, out) = if datapath { ("dot_group", "dot_up", "out") } else { ("group", "up", "rd") };
     let io = Ports {
         reset: p("reset"),
         clear: p("clear"),
         start: p("start"),
         units: p("units"),
         users: p("users"),
-        groups: p("groups"),
-        rows: p("rows"),
         rec_base: p("rec_base"),
         user_slot: each("user_slot", tokens),
         user_weight: each("user_weight", tokens),
@@ -83,11 +118,9 @@ fn pipe(arch: &Arch) -> (Verilated, Ports) {
         mean_tokens: p("mean_tokens"),
         mean_expert: p("mean_expert"),
         mean_ready: p("mean_ready"),
-        x_slot: p("x_slot"),
-        group: p("group"),
-        up: p("up"),
-        x: p("x"),
-        token_scale: p("token_scale"),
+        group: p(group),
+        up: p(up),
+        front,
         dot_rec: p("dot_rec"),
         w: each("w", units),
         scale: each("scale", units),
@@ -98,9 +131,9 @@ fn pipe(arch: &Arch) -> (Verilated, Ports) {
         col_q: each("col_q", lanes),
         col_scale: each("col_scale", lanes),
         idle: p("idle"),
-        rd_slot: p("rd_slot"),
-        rd_block: p("rd_block"),
-        rd_value: each("rd_value", lanes),
+        rd_slot: p(&format!("{out}_slot")),
+        rd_block: p(&format!("{out}_block")),
+        rd_value: each(&format!("{out}_value"), lanes),
         invalid: p("invalid"),
         overrun: p("overrun"),
     };
@@ -183,10 +216,19 @@ fn run_job(
     let xq: Vec<Int8Vector> = job.tokens.iter().map(|x| Int8Vector::quantize(x).unwrap()).collect();
     let channel = |w: &Wave, u: usize| -> &ExpertChannel { &block.experts[w.expert][w.channels[u]] };
     rtl.set(io.clear, 1);
-    rtl.set(io.rows, hidden as u64);
+    if let Front::Pipe { rows, .. } = io.front {
+        rtl.set(rows, hidden as u64);
+    }
     rtl.cycle();
     rtl.set(io.clear, 0);
-    let mut model = Pipe::new(0);
+    // The datapath quantizes the tokens first (taken in cycle 0): no wave or pass before they
+    // are written.
+    let f = e.fp32_lanes as usize;
+    let quant = schedule(0, job.tokens.len(), hidden, f as u32);
+    let mut model = match io.front {
+        Front::Pipe { .. } => Pipe::new(0),
+        Front::Datapath { .. } => Pipe::new(quant.done),
+    };
     // The unrouted means' passes, asked once the last wave is taken (a random gap later), one
     // after another.
     let means = match block.unrouted_means {
@@ -213,7 +255,9 @@ fn run_job(
             let w = &waves[next];
             rtl.set(io.units, w.channels.len() as u64);
             rtl.set(io.users, w.users.len() as u64);
-            rtl.set(io.groups, g);
+            if let Front::Pipe { groups, .. } = io.front {
+                rtl.set(groups, g);
+            }
             rtl.set(io.rec_base, w.rec_base);
             for t in 0..tokens {
                 let (slot, weight) = match w.users.get(t) {
@@ -235,32 +279,52 @@ fn run_job(
                 rtl.set(io.user_slot[t], slot);
             }
         }
+        if let Front::Datapath { tok_start, tokens: n, hidden: h, .. } = io.front {
+            rtl.set(tok_start, (cycle == 0) as u64);
+            rtl.set(n, job.tokens.len() as u64);
+            rtl.set(h, hidden as u64);
+        }
         rtl.eval();
-        // The dot engine's reads, for the wave issuing.
-        let slot = rtl.get(io.x_slot) as usize;
+        // The quantizer's reads (the datapath): the FP32 tokens, garbage past their end.
+        if let Front::Datapath { tok_slot, tok_chunk, ref tok_value, .. } = io.front {
+            let (t, c) = (rtl.get(tok_slot) as usize, rtl.get(tok_chunk) as usize);
+            for (l, &port) in tok_value.iter().enumerate() {
+                let v = job.tokens.get(t).and_then(|x| x.get(c * f + l)).map_or_else(|| rng.random(), |v| v.to_bits());
+                rtl.set(port, v as u64);
+            }
+        }
+        // The dot engine's reads, for the wave issuing: the token store's (the pipe alone) and
+        // the staging records'.
         let group = rtl.get(io.group) as usize;
         let up = rtl.get(io.up) != 0;
-        match (dot_wave, xq.get(slot)) {
-            (Some(wi), Some(x)) if group < g as usize => {
-                let w = &waves[wi];
-                assert_eq!(rtl.get(io.dot_rec), w.rec_base, "{}", at("dot_rec"));
-                rtl.set_words(io.x, &x_words(x, group));
-                rtl.set(io.token_scale, x.scale.to_bits() as u64);
-                for u in 0..n_units {
-                    if u < w.channels.len() {
-                        let row = if up { &channel(w, u).up } else { &channel(w, u).gate };
-                        rtl.set_words(io.w[u], &w_words(row, group, rng.random()));
-                        rtl.set(io.scale[u], row.scale(group).to_bits() as u64);
-                    } else {
-                        // A unit without a channel: anything (a NaN scale included) is ignored.
-                        rtl.set_words(io.w[u], &std::array::from_fn::<u32, 4, _>(|_| rng.random()));
-                        rtl.set(io.scale[u], 0x7e00);
-                    }
+        let token = match io.front {
+            Front::Pipe { x_slot, x, token_scale, .. } => match xq.get(rtl.get(x_slot) as usize) {
+                Some(v) if dot_wave.is_some() && group < g as usize => {
+                    rtl.set_words(x, &x_words(v, group));
+                    rtl.set(token_scale, v.scale.to_bits() as u64);
+                    true
                 }
-            }
-            _ => {
-                rtl.set_words(io.x, &std::array::from_fn::<u32, 8, _>(|_| rng.random()));
-                rtl.set(io.token_scale, 0x7fc0_0000);
+                _ => {
+                    rtl.set_words(x, &std::array::from_fn::<u32, 8, _>(|_| rng.random()));
+                    rtl.set(token_scale, 0x7fc0_0000);
+                    false
+                }
+            },
+            Front::Datapath { .. } => dot_wave.is_some() && group < g as usize,
+        };
+        if token {
+            let w = &waves[dot_wave.unwrap()];
+            assert_eq!(rtl.get(io.dot_rec), w.rec_base, "{}", at("dot_rec"));
+            for u in 0..n_units {
+                if u < w.channels.len() {
+                    let row = if up { &channel(w, u).up } else { &channel(w, u).gate };
+                    rtl.set_words(io.w[u], &w_words(row, group, rng.random()));
+                    rtl.set(io.scale[u], row.scale(group).to_bits() as u64);
+                } else {
+                    // A unit without a channel: anything (a NaN scale included) is ignored.
+                    rtl.set_words(io.w[u], &std::array::from_fn::<u32, 4, _>(|_| rng.random()));
+                    rtl.set(io.scale[u], 0x7e00);
+                }
             }
         }
         // The down engine's reads, for the pass issuing.
@@ -292,7 +356,8 @@ fn run_job(
         let pass_taken = rtl.get(io.pass_taken) != 0;
         let idle = rtl.get(io.idle) != 0;
         // Idle exactly when every pass of the waves taken before this cycle is taken and written.
-        let quiet = passes.is_empty() && cycle >= drained;
+        let quantizing = matches!(io.front, Front::Datapath { .. }) && cycle > 0 && cycle < quant.done;
+        let quiet = passes.is_empty() && cycle >= drained && !quantizing;
         assert_eq!(
             idle,
             quiet,
@@ -363,7 +428,8 @@ fn run_job(
         if taken_wave.is_some() {
             dot_wave = taken_wave;
         }
-        if next == waves.len() && next_mean == means.len() && passes.is_empty() && cycle >= drained {
+        let quantized = !matches!(io.front, Front::Datapath { .. }) || cycle >= quant.done;
+        if next == waves.len() && next_mean == means.len() && passes.is_empty() && cycle >= drained && quantized {
             break;
         }
         cycle += 1;
@@ -411,14 +477,14 @@ fn run_job(
     counts
 }
 
-#[test]
-fn the_pipeline_takes_waves_and_passes_in_the_models_cycles_and_its_outputs_equal_the_golden() {
+/// Runs 1,000 random jobs on the pipe or the datapath; returns what they exercised.
+fn random_jobs(datapath: bool) -> Counts {
     let arch = Arch::preset("tiny").unwrap();
-    let (mut rtl, io) = pipe(&arch);
+    let (mut rtl, io) = dut(&arch, datapath);
     rtl.set(io.reset, 1);
     rtl.cycle();
     rtl.set(io.reset, 0);
-    let mut rng = ChaCha8Rng::seed_from_u64(0x919e);
+    let mut rng = ChaCha8Rng::seed_from_u64(0x919e + datapath as u64);
     let e = &arch.expert_unit;
     let mut record = 0u64;
     let mut total = Counts::default();
@@ -450,4 +516,15 @@ fn the_pipeline_takes_waves_and_passes_in_the_models_cycles_and_its_outputs_equa
     );
     assert!(total.waves > 1500 && total.bank_waits > 200 && total.rows > 100_000, "the jobs must exercise the banks");
     assert!(total.mean_passes > 1000, "the jobs must exercise the means passes");
+    total
+}
+
+#[test]
+fn the_pipeline_takes_waves_and_passes_in_the_models_cycles_and_its_outputs_equal_the_golden() {
+    random_jobs(false);
+}
+
+#[test]
+fn the_datapath_quantizes_fp32_tokens_then_runs_the_pipeline_in_the_models_cycles_equal_to_the_golden() {
+    random_jobs(true);
 }

@@ -20,7 +20,9 @@ fn every_emitted_block_is_lint_clean_synthesizes_without_latches_and_meets_its_c
         // `edge`'s down engine is `tiny`'s generator with 256 lanes: 14 MB of Verilog, a minute
         // to generate and several to lint; `tiny`'s is checked and timed here, and
         // `lacuna emit-verilog --arch edge` emits it. The expert pipeline holds it.
-        let skip = |name: &str| name == "lacuna_down_engine_edge" || name == "lacuna_expert_pipe_edge";
+        let skip = |name: &str| {
+            ["lacuna_down_engine_edge", "lacuna_expert_pipe_edge", "lacuna_expert_datapath_edge"].contains(&name)
+        };
         let arch = lacuna_spec::Arch::preset(preset).unwrap();
         for module in lacuna_rtl::blocks_where(&arch, |name| !skip(name)).unwrap() {
             // The arch-independent units (FP arithmetic, the expert unit's datapath) are the
@@ -56,7 +58,9 @@ fn every_emitted_block_is_lint_clean_synthesizes_without_latches_and_meets_its_c
             // The expert pipeline is the three expert engines (each timed here on its own) wired
             // with its operand banks: one mapping takes 8 minutes, so it is checked structurally
             // here, and timed by `lacuna emit-verilog --check` (docs/synthesis.md has its figures).
-            let top = lacuna_rtl::is_wiring_top(&module.name) || module.name.starts_with("lacuna_expert_pipe_");
+            let top = lacuna_rtl::is_wiring_top(&module.name)
+                || module.name.starts_with("lacuna_expert_pipe_")
+                || module.name.starts_with("lacuna_expert_datapath_");
             let work = at.join("yosys");
             if edge || top {
                 let stats = synth::synthesize(&module.name, &files, &work, synth::Depth::Structural)

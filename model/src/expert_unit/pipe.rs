@@ -29,6 +29,8 @@ pub struct Pipe {
     waves: usize,
     /// The cycle after SwiGLU's last operand so far.
     swiglu_end: u64,
+    /// No wave or pass is taken before it (the tokens are written).
+    start: u64,
 }
 
 /// A wave's timing through the pipeline.
@@ -60,9 +62,10 @@ pub struct WaveAsk<'a> {
 }
 
 impl Pipe {
-    /// An idle pipeline whose first wave comes at `start` or later.
+    /// An idle pipeline whose first wave or pass is taken at `start` or later (the job's tokens
+    /// written).
     pub fn new(start: u64) -> Pipe {
-        Pipe { dots: Waves::new(), down: Issue::new(), banks: [start; 2], waves: 0, swiglu_end: start }
+        Pipe { dots: Waves::new(), down: Issue::new(), banks: [start; 2], waves: 0, swiglu_end: start, start }
     }
 
     /// Runs a wave of at least one user.
@@ -84,7 +87,7 @@ impl Pipe {
 
     /// A pass that is not a channel's (calibration terms, unrouted means), asked for in `asked`.
     pub fn pass(&mut self, asked: u64, slots: &[u32], blocks: u32) -> PassTiming {
-        self.down.pass(asked, slots, blocks)
+        self.down.pass(asked.max(self.start), slots, blocks)
     }
 
     /// The cycle after SwiGLU's last operand so far (the pipeline's start before any).

@@ -2,7 +2,8 @@
 //! channel, timed as the RTL's `Quantizer` runs it.
 //!
 //! Contract: from the cycle after the job's start, each token's values are read `fp32_lanes` a
-//! cycle (`ceil(hidden / fp32_lanes)` chunks) into the lanes' running maxima, then the lanes'
+//! cycle (its values rounded up to whole 32-value groups: `ceil(32 ceil(hidden / 32) /
+//! fp32_lanes)` chunks, zeros past `hidden`) into the lanes' running maxima, then the lanes'
 //! maxima go to the token scale `QUANT_FEED_LANES` a cycle (`ceil(fp32_lanes / 4)` cycles), each
 //! taken unless the previous token still waits for the two dividers (they take
 //! `DIVIDE_CYCLES`; a token's scales come out `TOKEN_SCALE_READY_AFTER_LAST` cycles after its last
@@ -29,7 +30,7 @@ pub struct QuantTiming {
     pub ready: Vec<u64>,
     /// Per token, the cycle of its quantization's first read (its chunks follow one a cycle).
     pub quant: Vec<u64>,
-    /// Chunks a token (`ceil(hidden / fp32_lanes)`).
+    /// Chunks a token (`ceil(32 ceil(hidden / 32) / fp32_lanes)`).
     pub chunks: u64,
     /// The first cycle every token's INT8 values are written.
     pub done: u64,
@@ -38,7 +39,8 @@ pub struct QuantTiming {
 /// The quantizer's cycles for `tokens` tokens (at least 1) of `hidden` values (at least 1) on
 /// `lanes` FP32 lanes, the job taken in cycle `start`.
 pub fn schedule(start: u64, tokens: usize, hidden: usize, lanes: u32) -> QuantTiming {
-    let chunks = hidden.div_ceil(lanes as usize) as u64;
+    // Whole 32-value groups (the token store's rows, zeros past `hidden`).
+    let chunks = (lacuna_spec::a8w4::groups(hidden) * lacuna_spec::a8w4::GROUP).div_ceil(lanes as usize) as u64;
     let feeds = lanes.div_ceil(QUANT_FEED_LANES) as u64;
     let (mut scan, mut last_fed, mut ready) = (Vec::new(), Vec::new(), Vec::new());
     let mut t = start + 1;
@@ -73,13 +75,14 @@ mod tests {
 
     #[test]
     fn a_token_waits_only_for_the_dividers_and_its_values_come_after_its_scale() {
-        // 2 lanes, 8 values: 4 chunks a token, 1 feed cycle.
-        let q = schedule(10, 2, 8, 2);
-        assert_eq!(q.scan, [11, 16]);
-        assert_eq!(q.last_fed, [15, 20]);
-        // Token 0's divisions start at 16 and end at 45: token 1 (last fed at 20) starts them
+        // 8 lanes, 20 values (a group of 32 with zeros): 4 chunks a token, 2 feed cycles.
+        let q = schedule(10, 2, 20, 8);
+        assert_eq!(q.chunks, 4);
+        assert_eq!(q.scan, [11, 17]);
+        assert_eq!(q.last_fed, [16, 22]);
+        // Token 0's divisions start at 17 and end at 46: token 1 (last fed at 22) starts them
         // then, its scales 30 cycles after.
-        assert_eq!(q.ready, [15 + TOKEN_SCALE_READY_AFTER_LAST, 16 + DIVIDE_CYCLES + 30]);
+        assert_eq!(q.ready, [16 + TOKEN_SCALE_READY_AFTER_LAST, 17 + DIVIDE_CYCLES + 30]);
         assert_eq!(q.quant, [q.ready[0] + 1, q.ready[1] + 1]);
         assert_eq!(q.done, q.ready[1] + 1 + 4 + QUANT_LATENCY);
         // 32 lanes over 576 values: 18 chunks and 8 feeds a token, 3 cycles shorter than the

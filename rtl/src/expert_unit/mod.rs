@@ -7,6 +7,7 @@
 //! yet in RTL: the control (channel fetch, channel buffer, the token buffers, the engines'
 //! sequencing), calibration and the unit's top: docs/rtl.md keeps the status.
 
+pub mod datapath;
 pub mod dot_engine;
 pub mod down_engine;
 pub mod pipe;

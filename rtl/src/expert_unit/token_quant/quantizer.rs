@@ -19,7 +19,9 @@
 //! with `start` in a cycle `ready` is high (idle); `clear` (a job's start) clears `invalid`. From
 //! the next cycle the quantizer reads chunks: in a cycle it reads, `rd_slot` and `rd_chunk` name
 //! the chunk, and `rd_value[l]` must be value `rd_chunk x F + l` of token `rd_slot` (lanes at or
-//! past `hidden` are ignored). Every token's chunks are read twice: for its maximum (tokens in
+//! past `hidden` are ignored). A token's chunks span its values rounded up to whole 32-value
+//! groups (`ceil(ceil(hidden / 32) x 32 / F)` chunks), so that its INT8 rows are whole groups
+//! with zeros past `hidden`, as the dot engine reads them. Every token's chunks are read twice: for its maximum (tokens in
 //! order, each followed by `ceil(F / 4)` cycles that give the lanes' maxima to the token scale),
 //! then, once every scan is read, for its INT8 values (tokens in order, each as soon as its
 //! `127 / amax` is in, chunks back to back). Token `t`'s scale `amax / 127` (the spec's
@@ -42,6 +44,7 @@ use super::token_scale::TokenScale;
 use crate::delay::Delay;
 use crate::reg::Reg;
 use crate::wiring::{constant, index_constants, many};
+use lacuna_spec::a8w4::GROUP;
 use lacuna_spec::expert_unit::QUANT_FEED_LANES;
 use lacuna_spec::Arch;
 use rust_hdl::prelude::*;
@@ -122,6 +125,9 @@ pub struct Quantizer {
     active: Reg<Bit>,
     n_tokens: Reg<Bits<32>>,
     n_hidden: Reg<Bits<32>>,
+    /// The values read a token: `hidden` rounded up to whole 32-value groups (the token store's
+    /// rows), the lanes past `hidden` giving 0.
+    n_span: Reg<Bits<32>>,
     /// The scan: reading a token's chunks, then feeding its maxima.
     scanning: Reg<Bit>,
     feeding: Reg<Bit>,
@@ -161,6 +167,8 @@ pub struct Quantizer {
     lanes_n: Constant<Bits<32>>,
     feeds_last: Constant<Bits<32>>,
     abs_mask: Constant<Bits<32>>,
+    group_round: Constant<Bits<32>>,
+    five: Constant<Bits<32>>,
     one: Constant<Bits<32>>,
     zero: Constant<Bits<32>>,
 }
@@ -197,6 +205,7 @@ impl Quantizer {
             active: Default::default(),
             n_tokens: Default::default(),
             n_hidden: Default::default(),
+            n_span: Default::default(),
             scanning: Default::default(),
             feeding: Default::default(),
             s_tok: Default::default(),
@@ -233,6 +242,8 @@ impl Quantizer {
             lanes_n: constant(lanes as u64),
             feeds_last: constant((lanes.div_ceil(FEED) - 1) as u64),
             abs_mask: constant(0x7fff_ffff),
+            group_round: constant(GROUP as u64 - 1),
+            five: constant(GROUP.trailing_zeros() as u64),
             one: constant(1),
             zero: constant(0),
         }
@@ -250,6 +261,8 @@ impl Logic for Quantizer {
         self.n_tokens.reset.next = self.reset.val();
         self.n_hidden.clock.next = self.clock.val();
         self.n_hidden.reset.next = self.reset.val();
+        self.n_span.clock.next = self.clock.val();
+        self.n_span.reset.next = self.reset.val();
         self.scanning.clock.next = self.clock.val();
         self.scanning.reset.next = self.reset.val();
         self.feeding.clock.next = self.clock.val();
@@ -291,6 +304,7 @@ impl Logic for Quantizer {
         }
         self.n_tokens.d.next = self.n_tokens.q.val();
         self.n_hidden.d.next = self.n_hidden.q.val();
+        self.n_span.d.next = self.n_span.q.val();
         self.scanning.d.next = self.scanning.q.val();
         self.feeding.d.next = self.feeding.q.val();
         self.s_tok.d.next = self.s_tok.q.val();
@@ -316,8 +330,8 @@ impl Logic for Quantizer {
             self.rd_chunk.next = self.q_chunk.q.val();
             self.base.next = self.q_base.q.val();
         }
-        self.chunk_last.next = (self.s_base.q.val() + self.lanes_n.val()) >= self.n_hidden.q.val();
-        self.q_chunk_last.next = (self.q_base.q.val() + self.lanes_n.val()) >= self.n_hidden.q.val();
+        self.chunk_last.next = (self.s_base.q.val() + self.lanes_n.val()) >= self.n_span.q.val();
+        self.q_chunk_last.next = (self.q_base.q.val() + self.lanes_n.val()) >= self.n_span.q.val();
         // Each lane's magnitude (0 past the token's end), into its running maximum.
         for l in 0..self.lane_max.len() {
             self.lane_max[l].clock.next = self.clock.val();
@@ -456,6 +470,7 @@ impl Logic for Quantizer {
             self.active.d.next = true;
             self.n_tokens.d.next = self.tokens.val();
             self.n_hidden.d.next = self.hidden.val();
+            self.n_span.d.next = ((self.hidden.val() + self.group_round.val()) >> self.five.val()) << self.five.val();
             self.scanning.d.next = true;
             self.feeding.d.next = false;
             self.s_tok.d.next = self.zero.val();
