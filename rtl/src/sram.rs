@@ -48,7 +48,7 @@ pub struct Sram<const N: usize> {
 
 impl<const N: usize> Sram<N> {
     /// `rows` rows of `cells` cells of `cell_bits` bits (4, 8, 16 or 32; a row a whole number of
-    /// 32-bit words), read `width` cells at a time.
+    /// 32-bit words or less than one), read `width` cells at a time.
     pub fn new(rows: usize, cells: usize, cell_bits: usize, width: usize) -> Sram<N> {
         Sram::partial(rows, cells, cell_bits, width, cells)
     }

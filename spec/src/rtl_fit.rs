@@ -21,6 +21,7 @@
 //! | max_panels <= 4096 | the panel table is emitted as register arrays, 160 bits an entry |
 //! | expert_unit.down_lanes <= 256 | each lane is a module of its own in the Verilog (rust-hdl writes one per instance): `edge`'s 256 are 14 MB |
 //! | expert_unit.dot_units <= 64 | each unit is a module of its own (~4,000 flip-flops' worth of pipeline) |
+//! | expert_unit.fp32_lanes divides 32 | the token store takes a quantizer chunk into one 32-value group row |
 //! | expert unit output rows (max_tokens + 1 row sets x max_hidden, rounded up to whole lane blocks, power-of-two blocks) <= 1 MiB | the down engine's row store is emitted as a register array |
 
 use crate::Arch;

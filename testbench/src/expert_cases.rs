@@ -104,6 +104,16 @@ pub fn random_job(seed: u64, block: &ExpertBlock, tokens: usize, k: usize, calib
     ExpertJob { tokens: xs, routing, loads, calibrated }
 }
 
+/// `tiny` with 8 FP32 lanes (named `tiny_f8`): the quantizer's lanes' maxima then take two feeds
+/// of four and a 32-value group four chunks, which `tiny`'s two lanes never exercise; the
+/// testbench builds its quantizer and datapath (testbench/build.rs).
+pub fn tiny_f8() -> lacuna_spec::Arch {
+    let mut a = lacuna_spec::Arch::preset("tiny").expect("a preset");
+    a.name = "tiny_f8".into();
+    a.expert_unit.fp32_lanes = 8;
+    a
+}
+
 /// Group `g` of `x` as the dot engine's `x` port takes it (byte k: activation 32 g + k; zero past
 /// the row's end, as the activation store holds a short row).
 pub fn x_words(x: &Int8Vector, g: usize) -> [u32; 8] {

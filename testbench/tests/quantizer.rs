@@ -1,5 +1,6 @@
 //! The token quantizer (`lacuna_quantizer_tiny`: two FP32 lanes, the token scale, two quantizer
-//! lanes), Verilated, against the model's `token_quant::schedule` cycle for cycle and the spec's
+//! lanes; and `lacuna_quantizer_tiny_f8`, eight lanes: two feeds of four lanes' maxima a token),
+//! Verilated, against the model's `token_quant::schedule` cycle for cycle and the spec's
 //! `Int8Vector::quantize` bit for bit: 400 random jobs (1 to `max_tokens` tokens of 1 to
 //! `max_hidden` values, started at random cycles, one quantizer for all), tokens over 40 binades
 //! and the edge patterns (zeros, amax below and at `ACT_FLUSH`, amax 127 with ties, values near
@@ -128,7 +129,8 @@ fn run_job(
     let mut checked = 0;
     for cycle in 0..=q.done {
         let at = |what: &str| format!("hidden {hidden}, {} tokens, cycle {cycle}: {what}", tokens.len());
-        rtl.set(io.start, (cycle == 0) as u64);
+        // A start while a job runs is ignored.
+        rtl.set(io.start, (cycle == 0 || (cycle < q.done && rng.random_bool(0.02))) as u64);
         rtl.set(io.tokens, tokens.len() as u64);
         rtl.set(io.hidden, hidden as u64);
         rtl.eval();
@@ -186,7 +188,13 @@ fn run_job(
 
 #[test]
 fn the_quantizer_reads_scales_and_quantizes_in_the_models_cycles_bit_for_bit_with_the_spec() {
-    let arch = Arch::preset("tiny").unwrap();
+    random_jobs(&Arch::preset("tiny").unwrap());
+    random_jobs(&lacuna_testbench::expert_cases::tiny_f8());
+}
+
+/// 400 random jobs on `arch`'s quantizer.
+fn random_jobs(arch: &Arch) {
+    let arch = arch.clone();
     let lanes = arch.expert_unit.fp32_lanes as usize;
     let (mut rtl, io) = quantizer(&arch);
     rtl.set(io.reset, 1);
@@ -213,5 +221,5 @@ fn the_quantizer_reads_scales_and_quantizes_in_the_models_cycles_bit_for_bit_wit
         flagged += bad as usize;
     }
     eprintln!("400 jobs: {chunks} chunks bit for bit, {flagged} jobs flagged invalid, {waited} tokens waited for the dividers");
-    assert!(chunks > 10_000 && flagged >= 10 && waited > 30, "the jobs must exercise the dividers' wait and invalid");
+    assert!(chunks > 5_000 && flagged >= 10 && waited > 30, "the jobs must exercise the dividers' wait and invalid");
 }

@@ -56,7 +56,7 @@ fn every_emitted_block_is_lint_clean_synthesizes_without_latches_and_meets_its_c
             // their own, the tops checked structurally here (one mapping of the `tiny` system
             // top takes over 25 minutes).
             // The expert pipeline is the three expert engines (each timed here on its own) wired
-            // with its operand banks: one mapping takes 8 minutes, so it is checked structurally
+            // with its operand banks: one mapping takes 8 to 12 minutes, so it is checked structurally
             // here, and timed by `lacuna emit-verilog --check` (docs/synthesis.md has its figures).
             let top = lacuna_rtl::is_wiring_top(&module.name)
                 || module.name.starts_with("lacuna_expert_pipe_")

@@ -111,7 +111,7 @@ mod tests {
         let q = issue.pass(3, &[1], 8);
         assert_eq!(q, PassTiming { taken: 16, first: 17, last: 24 });
         // One block per operand: slot 2 right after slot 2 waits ROW_REUSE cycles, and within
-        // one pass too (the unrouted means repeat a token).
+        // one pass too (a pass may repeat a slot).
         let r = issue.pass(24, &[2], 1);
         let s = issue.pass(0, &[2], 1);
         assert_eq!((r.first, s.first), (25, 25 + DOWN_ROW_REUSE));

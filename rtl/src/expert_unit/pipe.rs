@@ -67,7 +67,7 @@ use rust_hdl::prelude::*;
 pub const PORTS: &[crate::emit::PortDoc] = &[
     ("clock", "clock"),
     ("reset", "synchronous reset: nothing under way"),
-    ("clear", "a job's start (while idle): no token row written yet; clears invalid and overrun"),
+    ("clear", "a job's start (while idle, or after an overrun once the engines drain): no token row written yet, no wave or pass pending; clears invalid and overrun"),
     ("start", "take a wave (when ready): its counts, slots and weights below are latched"),
     ("units", "the wave's channels, one a dot unit: 1..=dot_units"),
     ("users", "the tokens the wave's expert serves, 1..=max_tokens"),
@@ -76,11 +76,11 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("rec_base", "the staging record of the wave's channel 0 (channel u: rec_base + u mod fetch_ahead_channels)"),
     ("user_slot", "user i's token slot, 0..max_tokens"),
     ("user_weight", "user i's routing weight for the wave's expert, IEEE binary32 bits"),
-    ("ready", "a start is taken this cycle"),
+    ("ready", "a start would be taken this cycle"),
     ("mean_start", "take a means pass (when mean_ready): tokens user_slot[0..mean_tokens] get mean vector mean_expert"),
     ("mean_tokens", "the means pass's tokens, 1..=max_tokens"),
     ("mean_expert", "the means pass's vector (an expert's unrouted mean), named back on down_rec while it issues"),
-    ("mean_ready", "a mean_start is taken this cycle (every wave's passes taken, the down engine ready, no start)"),
+    ("mean_ready", "a mean_start would be taken this cycle (every wave's passes taken, the down engine ready, no start)"),
     ("x_slot", "the dot engine's read: the token slot"),
     ("group", "its group"),
     ("up", "its row: 0 gate, 1 up"),
@@ -95,10 +95,10 @@ pub const PORTS: &[crate::emit::PortDoc] = &[
     ("col_block", "the row block of the down engine's element (rows col_block * L + l)"),
     ("col_q", "record down_rec's down column: row col_block * L + l's INT4 weight, this cycle"),
     ("col_scale", "that row's group scale (a means pass: the mean vector's value of that row), IEEE binary16 bits"),
-    ("idle", "no wave or pass pending, every engine drained: rd_value is the output store"),
+    ("idle", "before this cycle's takes: no wave or pass pending, every engine drained; rd_value is the output store"),
     ("rd_slot", "the token slot read when idle"),
     ("rd_block", "the row block read when idle"),
-    ("rd_value", "row rd_block * L + l of token rd_slot's output, IEEE binary32 bits"),
+    ("rd_value", "row rd_block * L + l of token rd_slot's output, IEEE binary32 bits (a slot no pass of the job wrote keeps an earlier job's rows)"),
     ("invalid", "sticky until clear: an engine had an Inf or NaN operand or scale"),
     ("overrun", "sticky until clear: SwiGLU took a user while the previous one's channels were pending"),
 ];
@@ -598,6 +598,19 @@ impl Logic for ExpertPipe {
                     self.busy[b].d.next = true;
                     self.done[b].d.next = self.zero.val();
                 }
+            }
+        }
+        // `clear` forgets any wave or pass pending (after an overrun, SwiGLU's lost elements would
+        // keep a bank busy for ever).
+        if self.clear.val() {
+            self.wave_bank.d.next = self.zero.val();
+            self.dot_bank.d.next = self.zero.val();
+            self.sw_bank.d.next = self.zero.val();
+            self.pass_bank.d.next = self.zero.val();
+            self.pass_unit.d.next = self.zero.val();
+            for b in 0..2 {
+                self.busy[b].d.next = false;
+                self.done[b].d.next = self.zero.val();
             }
         }
         self.down_rec.next = self.down_rec_r.q.val();

@@ -14,8 +14,8 @@
 //!                  +---------------------------------------------------------------------------+
 //! ```
 //!
-//! Contract: a pass (of 1 to `max_tokens + 1` operands, the operand registers: the unit splits the
-//! unrouted means' longer list into passes taken back to back, timed as one) is taken with
+//! Contract: a pass (of 1 to `max_tokens + 1` operands, the operand registers; the unrouted means
+//! are a pass per expert over the tokens not routed to it: `pipe`) is taken with
 //! `start` in a cycle `ready` is high (it is high while no pass
 //! is issuing and in the cycle of a pass's last element, so passes follow back to back); its
 //! operands are latched then. From the next cycle the engine issues one element a cycle, `v`

@@ -21,7 +21,7 @@
 //! element of the same row may enter [`ROW_REUSE`] cycles after this one with no bypass (an
 //! earlier one would read a value still in flight). `invalid`:
 //! `a` or `scale` was Inf or NaN; `sum` is then unspecified. The unrouted experts' means go through
-//! the same lane as `a = mean, scale = 1.0, q = 1` (the product is then exactly the mean).
+//! the same lane as `a = 1.0, scale = mean, q = 1` (the product is then exactly the mean).
 //!
 //! How (issue 19's budget of ~80 FO4 a stage): the combinational product
 //! ([`super::down_product::DownProduct`], 94 FO4) is cut between its FP16 product (63 FO4) and

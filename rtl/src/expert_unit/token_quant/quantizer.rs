@@ -34,7 +34,8 @@
 //!
 //! How: the lanes keep their running maxima in registers (one compare a lane a cycle: no tree in
 //! the read's cycle); the token scale takes the maximum of four lanes' maxima a cycle (two
-//! levels) and keeps its own running maximum. A token's scan waits for its predecessor's maxima
+//! levels: the first four lanes', the registers shifting down four lanes a feed) and keeps its
+//! own running maximum. A token's scan waits for its predecessor's maxima
 //! to be taken (they share the lanes' registers); the token scale holds its input while a token
 //! waits for the dividers, and the feed waits with it. The quantization reads only once the
 //! scans are done, so one read port serves both.
@@ -50,6 +51,8 @@ use lacuna_spec::Arch;
 use rust_hdl::prelude::*;
 
 const FEED: usize = QUANT_FEED_LANES as usize;
+// The feed's candidates (`l + 4`) and its two compare levels are written for four.
+const _: () = assert!(FEED == 4);
 const _: () = assert!(super::quant_lane::LATENCY == lacuna_spec::expert_unit::QUANT_LATENCY);
 const _: () = assert!(super::token_scale::READY_AFTER_LAST == lacuna_spec::expert_unit::TOKEN_SCALE_READY_AFTER_LAST);
 const _: () = assert!(crate::fp32_div::LATENCY == lacuna_spec::expert_unit::DIVIDE_CYCLES);
@@ -162,7 +165,6 @@ pub struct Quantizer {
     top: Signal<Local, Bits<32>>,
     flagged: Signal<Local, Bit>,
     l_index: Vec<Constant<Bits<32>>>,
-    l_group: Vec<Constant<Bits<32>>>,
     t_index: Vec<Constant<Bits<32>>>,
     lanes_n: Constant<Bits<32>>,
     feeds_last: Constant<Bits<32>>,
@@ -237,7 +239,6 @@ impl Quantizer {
             top: Default::default(),
             flagged: Default::default(),
             l_index: index_constants(lanes),
-            l_group: (0..lanes).map(|l| constant((l / FEED) as u64)).collect(),
             t_index: index_constants(tokens),
             lanes_n: constant(lanes as u64),
             feeds_last: constant((lanes.div_ceil(FEED) - 1) as u64),
@@ -361,14 +362,15 @@ impl Logic for Quantizer {
             }
         }
 
-        // The feed: the maximum of four lanes' maxima a cycle to the token scale.
+        // The feed: the maximum of the first four lanes' maxima a cycle to the token scale; the
+        // maxima shift down four lanes as each four are taken (no multiplexer by the feed's
+        // count before the compares: the path from the lanes' registers through the two compare
+        // levels into the token scale's running maximum is the block's longest).
         for g in 0..self.cand.len() {
             self.cand[g].next = self.zero.val();
         }
-        for l in 0..self.lane_max.len() {
-            if self.l_group[l].val() == self.feed.q.val() {
-                self.cand[l % 4].next = self.lane_max[l].q.val();
-            }
+        for g in 0..self.lane_max.len().min(FEED) {
+            self.cand[g].next = self.lane_max[g].q.val();
         }
         self.pair[0].next = self.cand[0].val();
         if self.cand[1].val() > self.cand[0].val() {
@@ -388,6 +390,12 @@ impl Logic for Quantizer {
         self.token_scale.last.next = self.feed_last.val();
         self.fed.next = self.feeding.q.val() && self.token_scale.in_ready.val();
         if self.fed.val() {
+            for l in 0..self.lane_max.len().saturating_sub(FEED) {
+                self.lane_max[l].d.next = self.lane_max[l + 4].q.val();
+            }
+            for l in self.lane_max.len().saturating_sub(FEED)..self.lane_max.len() {
+                self.lane_max[l].d.next = self.zero.val();
+            }
             self.feed.d.next = self.feed.q.val() + self.one.val();
             if self.feed_last.val() {
                 self.feeding.d.next = false;
