@@ -53,9 +53,11 @@
 //! stages (the next wave's, the dot engine's outputs', SwiGLU's outputs', the next pass's), each
 //! flipping at its wave's last element, since every stage keeps the waves' order.
 
-use super::dot_engine::engine::DotEngine;
-use super::down_engine::engine::DownEngine;
-use super::swiglu::engine::SwigluEngine;
+mod ports;
+
+use crate::expert_unit::dot_engine::engine::DotEngine;
+use crate::expert_unit::down_engine::engine::DownEngine;
+use crate::expert_unit::swiglu::engine::SwigluEngine;
 use crate::reg::Reg;
 use crate::sram::Sram;
 use crate::widen::Widen16;
@@ -63,45 +65,7 @@ use crate::wiring::{constant, index_constants, many};
 use lacuna_spec::Arch;
 use rust_hdl::prelude::*;
 
-/// The ports of [`ExpertPipe`] when it is a top module.
-pub const PORTS: &[crate::emit::PortDoc] = &[
-    ("clock", "clock"),
-    ("reset", "synchronous reset: nothing under way"),
-    ("clear", "a job's start (while idle, or after an overrun once the engines drain): no token row written yet, no wave or pass pending; clears invalid and overrun"),
-    ("start", "take a wave (when ready): its counts, slots and weights below are latched"),
-    ("units", "the wave's channels, one a dot unit: 1..=dot_units"),
-    ("users", "the tokens the wave's expert serves, 1..=max_tokens"),
-    ("groups", "groups a row: ceil(rows / 32), the same for a whole job"),
-    ("rows", "the hidden size, 1..=max_hidden, the same for a whole job (latched with start and mean_start)"),
-    ("rec_base", "the staging record of the wave's channel 0 (channel u: rec_base + u mod fetch_ahead_channels)"),
-    ("user_slot", "user i's token slot, 0..max_tokens"),
-    ("user_weight", "user i's routing weight for the wave's expert, IEEE binary32 bits"),
-    ("ready", "a start would be taken this cycle"),
-    ("mean_start", "take a means pass (when mean_ready): tokens user_slot[0..mean_tokens] get mean vector mean_expert"),
-    ("mean_tokens", "the means pass's tokens, 1..=max_tokens"),
-    ("mean_expert", "the means pass's vector (an expert's unrouted mean), named back on down_rec while it issues"),
-    ("mean_ready", "a mean_start would be taken this cycle (every wave's passes taken, the down engine ready, no start)"),
-    ("x_slot", "the dot engine's read: the token slot"),
-    ("group", "its group"),
-    ("up", "its row: 0 gate, 1 up"),
-    ("x", "group `group` of token x_slot's INT8 activations, byte k activation 32 group + k, this cycle"),
-    ("token_scale", "token x_slot's activation scale, IEEE binary32 bits, this cycle"),
-    ("dot_rec", "the staging record of the dot engine's wave's channel 0"),
-    ("w", "record dot_rec + u: group `group` of its gate or up row, nibble k weight 32 group + k, this cycle"),
-    ("scale", "record dot_rec + u: that group's scale, IEEE binary16 bits, this cycle"),
-    ("pass_taken", "the down engine takes a channel's pass this cycle"),
-    ("down_rec", "the staging record of the pass issuing in the down engine (a means pass: its mean_expert)"),
-    ("down_mean", "the pass issuing is a means pass: col_scale is mean vector down_rec's values, col_q unused"),
-    ("col_block", "the row block of the down engine's element (rows col_block * L + l)"),
-    ("col_q", "record down_rec's down column: row col_block * L + l's INT4 weight, this cycle"),
-    ("col_scale", "that row's group scale (a means pass: the mean vector's value of that row), IEEE binary16 bits"),
-    ("idle", "before this cycle's takes: no wave or pass pending, every engine drained; rd_value is the output store"),
-    ("rd_slot", "the token slot read when idle"),
-    ("rd_block", "the row block read when idle"),
-    ("rd_value", "row rd_block * L + l of token rd_slot's output, IEEE binary32 bits (a slot no pass of the job wrote keeps an earlier job's rows)"),
-    ("invalid", "sticky until clear: an engine had an Inf or NaN operand or scale"),
-    ("overrun", "sticky until clear: SwiGLU took a user while the previous one's channels were pending"),
-];
+pub use ports::PORTS;
 
 /// The pipeline.
 #[derive(LogicBlock)]
