@@ -215,6 +215,15 @@ impl ExpertJob {
         e
     }
 
+    /// The tokens routed to expert `e`, ascending, with their gate weights for it.
+    pub fn users_of(&self, e: ExpertId) -> Vec<(usize, f32)> {
+        self.routing
+            .iter()
+            .enumerate()
+            .filter_map(|(t, r)| r.experts.iter().position(|&x| x == e).map(|k| (t, r.weights[k])))
+            .collect()
+    }
+
     /// The loaded channels of expert `e` (none when it loads nothing).
     pub fn channels_of(&self, e: ExpertId, expert_ffn: usize) -> Vec<usize> {
         self.loads.iter().find(|l| l.expert == e).map_or(Vec::new(), |l| loaded_channels(l, expert_ffn))

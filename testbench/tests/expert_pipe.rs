@@ -162,12 +162,7 @@ fn waves_of(job: &ExpertJob, block: &ExpertBlock, arch: &Arch, record: &mut u64,
     let (units, ring) = (arch.expert_unit.dot_units as usize, arch.expert_unit.fetch_ahead_channels as u64);
     let mut waves = Vec::new();
     for e in job.experts() {
-        let users: Vec<(usize, f32)> = job
-            .routing
-            .iter()
-            .enumerate()
-            .filter_map(|(t, r)| r.experts.iter().position(|&x| x == e).map(|k| (t, r.weights[k])))
-            .collect();
+        let users: Vec<(usize, f32)> = job.users_of(e);
         if users.is_empty() {
             continue;
         }

@@ -371,12 +371,7 @@ fn compute(job: &ExpertJob, block: &ExpertBlock) -> Vec<Vec<f32>> {
         job.tokens.iter().map(|x| Int8Vector::quantize(x).expect("a checked job's tokens are finite")).collect();
     let mut y = vec![vec![0f32; block.hidden]; job.tokens.len()];
     for e in job.experts() {
-        let users: Vec<(usize, f32)> = job
-            .routing
-            .iter()
-            .enumerate()
-            .filter_map(|(t, r)| r.experts.iter().position(|&x| x == e).map(|k| (t, r.weights[k])))
-            .collect();
+        let users: Vec<(usize, f32)> = job.users_of(e);
         if users.is_empty() {
             continue;
         }
